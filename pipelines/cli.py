@@ -1,0 +1,60 @@
+"""The ``clearance`` command line (contract: ``shared/CONTRACT.md``).
+
+Each subcommand lives in its own module and is imported only when used, so ``clearance
+check`` does not pay for compiling the simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> (module, help). Each module provides ``add_arguments(parser)`` and
+# ``run(args) -> int``.
+COMMANDS = {
+    "check": ("pipelines.commands.check", "validate a config and print its SI values"),
+    "simulate": ("pipelines.commands.simulate", "simulate one mechanism"),
+    "sweep": ("pipelines.commands.sweep", "batched parameter sweep"),
+    "calibrate": ("pipelines.commands.calibrate", "fit contact parameters to measurements"),
+    "optimize": ("pipelines.commands.optimize", "clearance tolerance design"),
+    "converge": ("pipelines.commands.converge", "contact-stiffness convergence study"),
+    "export-adams": ("pipelines.commands.export_adams", "ADAMS IMPACT/friction parameters"),
+}
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="clearance", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    chosen = next((a for a in argv if a in COMMANDS), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text)
+        sub.add_argument("config", help="TOML config file")
+        sub.add_argument(
+            "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+            help='override a config value, e.g. --set joints.pin.clearance="0.25 mm"',
+        )
+        sub.add_argument("--out", default=None, help="output folder (default outputs/<command>/<config name>/)")
+        if name == chosen:
+            importlib.import_module(module_name).add_arguments(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .errors import ClearanceError
+
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except ClearanceError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

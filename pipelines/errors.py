@@ -1,0 +1,16 @@
+"""User-facing errors: each renders as one line that names the file and the key."""
+
+
+class ClearanceError(Exception):
+    """A failure the command line reports as one line, with no traceback."""
+
+
+class ConfigError(ClearanceError):
+    """Bad input in a config file, an override or a data file.
+
+    ``file`` is the offending file (or ``--set``), ``key`` the dotted path inside it.
+    """
+
+    def __init__(self, file: str, key: str, message: str):
+        self.file, self.key, self.message = str(file), key, message
+        super().__init__(f"{self.file}: {key}: {message}" if key else f"{self.file}: {message}")
