@@ -1,0 +1,130 @@
+"""Equations of motion in absolute coordinates and consistent initial conditions.
+
+``[M Phi_q^T; Phi_q 0] [qdd; lambda] = [Q; gamma]`` (seed 000 §3; Nikravesh 1988), solved
+at every evaluation; clearance joints enter ``Q`` as contact forces only.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
+from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics
+from .memory import impact_memory_rate
+from .mechanism import GROUND, Mechanism
+
+
+class State(NamedTuple):
+    """ODE state: coordinates (m, rad), velocities, one impact memory per clearance joint
+    (m/s, see ``model/memory.py``) and the work done by the drivers (J)."""
+
+    q: Float[Array, " coords"]
+    qd: Float[Array, " coords"]
+    impact_memory: Float[Array, " joints"]
+    driver_work: Float[Array, ""]
+
+
+class Evaluation(NamedTuple):
+    """Everything one evaluation of the equations of motion produces."""
+
+    qdd: Float[Array, " coords"]
+    multipliers: Float[Array, " m"]
+    contact: ContactState
+    driver_torques: Float[Array, " drivers"]
+    constraint_violation: Float[Array, ""]
+
+
+def mass_diagonal(mechanism: Mechanism) -> Float[Array, " coords"]:
+    """Diagonal of the mass matrix ``[m, m, J]`` per body."""
+    return jnp.stack([mechanism.masses, mechanism.masses, mechanism.inertias], axis=1).reshape(-1)
+
+
+def _relative_omega(mechanism: Mechanism, qd, joint_index: int):
+    joint = mechanism.revolute_joints[joint_index]
+    omega = [jnp.zeros((), qd.dtype) if b == GROUND else qd[3 * b + 2] for b in (joint.body_i, joint.body_j)]
+    return omega[1] - omega[0]
+
+
+def evaluate(mechanism: Mechanism, t, state: State) -> Evaluation:
+    """Accelerations, multipliers, contact state and driver torques at ``(t, state)``."""
+    q, qd = state.q, state.qd
+    generalised_contact, contact = contact_forces(mechanism, q, qd, state.impact_memory)
+    applied = gravity_and_torques(mechanism, q) + generalised_contact
+    mass = mass_diagonal(mechanism)
+    jacobian = constraint_jacobian(mechanism, q, t)
+    num_constraints = jacobian.shape[0]
+    if num_constraints:
+        system = jnp.block([[jnp.diag(mass), jacobian.T], [jacobian, jnp.zeros((num_constraints, num_constraints))]])
+        rhs = jnp.concatenate([applied, acceleration_rhs(mechanism, q, qd, t)])
+        solution = jnp.linalg.solve(system, rhs)
+        qdd, multipliers = solution[: q.size], solution[q.size :]
+        violation = jnp.max(jnp.abs(constraints(mechanism, q, t)))
+    else:
+        qdd, multipliers, violation = applied / mass, jnp.zeros((0,), q.dtype), jnp.zeros((), q.dtype)
+    rows = driver_rows(mechanism)
+    torques = [
+        -multipliers[rows[i]] if driver.kind == "constant_speed" else driver.torque
+        for i, driver in enumerate(mechanism.drivers)
+    ]
+    driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), q.dtype)
+    return Evaluation(qdd, multipliers, contact, driver_torques, violation)
+
+
+def _normal_rates(mechanism: Mechanism, q, qd):
+    kinematics = [joint_kinematics(joint, q, qd) for joint in mechanism.clearance_joints]
+    return jnp.stack([k.normal_rate for k in kinematics]) if kinematics else jnp.zeros((0,), q.dtype)
+
+
+def vector_field(t, state: State, mechanism: Mechanism) -> State:
+    """``d state / dt``, in diffrax's ``(t, y, args)`` signature."""
+    out = evaluate(mechanism, t, state)
+    _, normal_acceleration = jax.jvp(
+        lambda q, qd: _normal_rates(mechanism, q, qd), (state.q, state.qd), (state.qd, out.qdd)
+    )
+    memory_rate = impact_memory_rate(
+        out.contact.penetration, out.contact.normal_rate, normal_acceleration, state.impact_memory
+    )
+    power = sum(
+        (out.driver_torques[i] * _relative_omega(mechanism, state.qd, driver.joint) for i, driver in enumerate(mechanism.drivers)),
+        start=jnp.zeros((), state.q.dtype),
+    )
+    return State(state.qd, out.qdd, memory_rate, power)
+
+
+def project_positions(mechanism: Mechanism, q, t=0.0, iterations: int = 8) -> Float[Array, " coords"]:
+    """Minimum-norm Gauss-Newton projection of ``q`` onto ``Phi(q, t) = 0``."""
+    t = jnp.asarray(t, q.dtype)
+
+    def newton_step(q, _):
+        residual = constraints(mechanism, q, t)
+        correction = jnp.linalg.lstsq(constraint_jacobian(mechanism, q, t), -residual)[0]
+        return q + correction, None
+
+    return jax.lax.scan(newton_step, q, None, length=iterations)[0] if constraints(mechanism, q, t).size else q
+
+
+def initial_state(mechanism: Mechanism) -> State:
+    """Consistent initial state of ``mechanism`` at ``t = 0``.
+
+    Positions: the configured ones, projected onto the constraints of the mechanism with
+    each clearance joint held ideal at its initial eccentricity. Velocities
+    (``"from_drivers"``): the minimum-norm solution of ``Phi_q qd = -Phi_t`` for that same
+    constraint set, i.e. the ideal-joint velocities. The impact memory starts at the
+    current normal rate (``model/memory.py``).
+    """
+    pinned = mechanism.idealised(with_offsets=True)
+    q0 = project_positions(pinned, mechanism.initial_positions)
+    t0 = jnp.zeros((), q0.dtype)
+    if mechanism.initial_velocities == "from_drivers" and constraints(pinned, q0, t0).size:
+        qd0 = jnp.linalg.lstsq(constraint_jacobian(pinned, q0, t0), velocity_rhs(pinned, q0, t0))[0]
+    else:
+        qd0 = jnp.zeros_like(q0)
+    return State(q0, qd0, _normal_rates(mechanism, q0, qd0), jnp.zeros((), q0.dtype))
+
+
+def kinetic_energy(mechanism: Mechanism, qd) -> Float[Array, ""]:
+    """``1/2 qd^T M qd`` (J)."""
+    return 0.5 * jnp.sum(mass_diagonal(mechanism) * qd**2)
+

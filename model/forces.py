@@ -1,0 +1,104 @@
+"""Applied generalised forces: gravity, torque drivers and clearance-joint contact.
+
+A force ``f`` (N) at ground-frame point ``P`` of a body whose centre of mass is at ``r``
+contributes ``[f_x, f_y, (P - r) x f]`` to that body's generalised force (moments about
+the centre of mass; REFERENCE.md §1).
+"""
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .constraints import body_pose, point_position
+from .contact import normal_force
+from .friction import friction_force
+from .geometry import ContactKinematics, clearance_kinematics, cross2, perp, rotation
+from .mechanism import GROUND, ClearanceJoint, Mechanism
+
+
+class ContactState(NamedTuple):
+    """Per clearance joint, stacked along the last axis (SI units)."""
+
+    eccentricity: Float[Array, "joints 2"]
+    penetration: Float[Array, " joints"]
+    normal_rate: Float[Array, " joints"]
+    slip_velocity: Float[Array, " joints"]
+    normal_force: Float[Array, " joints"]
+    tangential_force: Float[Array, " joints"]
+
+
+def point_velocity(q, qd, body: int, local_point) -> Float[Array, "2"]:
+    """Ground-frame velocity (m/s) of a body-fixed point."""
+    if body == GROUND:
+        return jnp.zeros(2, q.dtype)
+    _, angle = body_pose(q, body)
+    omega = qd[3 * body + 2]
+    return qd[3 * body : 3 * body + 2] + omega * perp(rotation(angle) @ local_point)
+
+
+def body_omega(qd, body: int) -> Float[Array, ""]:
+    return jnp.zeros((), qd.dtype) if body == GROUND else qd[3 * body + 2]
+
+
+def joint_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
+    """Contact geometry and relative velocities of one clearance joint."""
+    return clearance_kinematics(
+        journal_centre=point_position(q, joint.journal_body, joint.journal_point),
+        journal_velocity=point_velocity(q, qd, joint.journal_body, joint.journal_point),
+        journal_omega=body_omega(qd, joint.journal_body),
+        bearing_centre=point_position(q, joint.bearing_body, joint.bearing_point),
+        bearing_velocity=point_velocity(q, qd, joint.bearing_body, joint.bearing_point),
+        bearing_omega=body_omega(qd, joint.bearing_body),
+        bearing_radius=joint.bearing_radius,
+        clearance=joint.clearance,
+    )
+
+
+def _point_force(q, body: int, point, force) -> Float[Array, " coords"]:
+    """Generalised force of ``force`` applied at ground-frame ``point`` of ``body``."""
+    generalised = jnp.zeros_like(q)
+    if body == GROUND:
+        return generalised
+    position, _ = body_pose(q, body)
+    moment = cross2(point - position, force)
+    return generalised.at[3 * body : 3 * body + 3].set(jnp.stack([force[0], force[1], moment]))
+
+
+def contact_forces(
+    mechanism: Mechanism, q, qd, impact_memory: Float[Array, " joints"]
+) -> tuple[Float[Array, " coords"], ContactState]:
+    """Generalised contact forces of all clearance joints, and their contact state.
+
+    The journal receives ``-F_n n - F_t t`` at ``P_j`` (friction opposes slip), the
+    bearing the opposite at ``P_b``.
+    """
+    generalised = jnp.zeros_like(q)
+    states = []
+    for index, joint in enumerate(mechanism.clearance_joints):
+        kin = joint_kinematics(joint, q, qd)
+        f_normal = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, impact_memory[index])
+        f_tangential = friction_force(joint.friction, f_normal, kin.slip_velocity)
+        on_journal = -f_normal * kin.normal - f_tangential * kin.tangent
+        generalised = generalised + _point_force(q, joint.journal_body, kin.journal_point, on_journal)
+        generalised = generalised + _point_force(q, joint.bearing_body, kin.bearing_point, -on_journal)
+        states.append((kin.eccentricity, kin.penetration, kin.normal_rate, kin.slip_velocity, f_normal, f_tangential))
+    if not states:
+        empty = jnp.zeros((0,), q.dtype)
+        return generalised, ContactState(jnp.zeros((0, 2), q.dtype), empty, empty, empty, empty, empty)
+    stacked = [jnp.stack(column) for column in zip(*states)]
+    return generalised, ContactState(*stacked)
+
+
+def gravity_and_torques(mechanism: Mechanism, q) -> Float[Array, " coords"]:
+    """Gravity on every body and the torques of constant-torque drivers."""
+    num_bodies = mechanism.num_bodies
+    weights = mechanism.masses[:, None] * mechanism.gravity[None, :]
+    generalised = jnp.concatenate([weights, jnp.zeros((num_bodies, 1), q.dtype)], axis=1).reshape(-1)
+    for driver in mechanism.drivers:
+        if driver.kind == "constant_torque":
+            joint = mechanism.revolute_joints[driver.joint]
+            for body, sign in ((joint.body_j, 1.0), (joint.body_i, -1.0)):
+                if body != GROUND:
+                    generalised = generalised.at[3 * body + 2].add(sign * driver.torque)
+    return generalised

@@ -1,0 +1,153 @@
+"""A planar mechanism as data: bodies, joints, clearance joints and drivers.
+
+Bodies are described in absolute coordinates ``q = [x_0, y_0, theta_0, x_1, ...]`` (m, rad)
+of their centres of mass (Nikravesh; seed 000 §3). Joints reference bodies by index, with
+``GROUND = -1`` for the fixed frame, and points in each body's own frame (m).
+
+Everything a user may sweep, fit or optimise (masses, clearances, stiffnesses,
+restitution, friction, speeds) is an array leaf, so a :class:`Mechanism` can be batched
+with ``jax.vmap`` and differentiated with ``jax.grad``; the topology and the choice of laws
+are static fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .contact import ContactLaw
+from .friction import FrictionLaw
+from .stiffness import hertz_pin_stiffness
+
+GROUND = -1
+
+
+class RevoluteJoint(eqx.Module):
+    """Ideal pin: point ``P_j`` of body ``j`` coincides with ``P_i`` of body ``i``.
+
+    ``offset`` (m, ground frame) shifts the constraint to ``P_j - P_i = offset``; it is
+    used only to place a journal at its initial eccentricity.
+    """
+
+    body_i: int = eqx.field(static=True)
+    body_j: int = eqx.field(static=True)
+    point_i: Float[Array, "2"]
+    point_j: Float[Array, "2"]
+    offset: Float[Array, "2"] = eqx.field(default_factory=lambda: jnp.zeros(2))
+
+
+class PrismaticJoint(eqx.Module):
+    """Slider: body ``j`` keeps its angle relative to ``i`` and its point ``P_j`` stays on
+    the line through ``P_i`` along ``axis`` (unit, body ``i``'s frame)."""
+
+    body_i: int = eqx.field(static=True)
+    body_j: int = eqx.field(static=True)
+    point_i: Float[Array, "2"]
+    point_j: Float[Array, "2"]
+    axis: Float[Array, "2"]
+    angle: Float[Array, ""]  # theta_j - theta_i to keep (rad)
+
+
+class FixedJoint(eqx.Module):
+    """Weld: ``P_j = P_i`` and ``theta_j - theta_i = angle``."""
+
+    body_i: int = eqx.field(static=True)
+    body_j: int = eqx.field(static=True)
+    point_i: Float[Array, "2"]
+    point_j: Float[Array, "2"]
+    angle: Float[Array, ""]
+
+
+class ClearanceJoint(eqx.Module):
+    """Revolute clearance joint: a journal on ``journal_body`` inside a bearing on
+    ``bearing_body``, coupled only by contact forces (seed 002; REFERENCE.md §1).
+
+    The contact stiffness is derived at evaluation time, so that sweeping the clearance
+    with ``stiffness = "hertz"`` keeps the stiffness consistent with the geometry:
+    ``K = stiffness_factor * (hertz_pin_stiffness(E*, R_b, c) if hertz else stiffness)``.
+    """
+
+    journal_body: int = eqx.field(static=True)
+    bearing_body: int = eqx.field(static=True)
+    journal_point: Float[Array, "2"]
+    bearing_point: Float[Array, "2"]
+    bearing_radius: Float[Array, ""]  # R_b (m)
+    clearance: Float[Array, ""]  # c = R_b - R_j (m)
+    contact: ContactLaw  # its ``stiffness`` is used only when ``hertz`` is False
+    friction: FrictionLaw
+    effective_modulus: Float[Array, ""]  # E* (Pa), used when ``hertz`` is True
+    stiffness_factor: Float[Array, ""]
+    initial_eccentricity: Float[Array, "2"]  # journal centre minus bearing centre at t = 0 (m)
+    hertz: bool = eqx.field(static=True, default=True)
+
+    def stiffness(self) -> Float[Array, ""]:
+        """Contact stiffness K (N/m^n)."""
+        if self.hertz:
+            base = hertz_pin_stiffness(self.effective_modulus, self.bearing_radius, self.clearance)
+        else:
+            base = self.contact.stiffness
+        return self.stiffness_factor * base
+
+    def contact_law(self) -> ContactLaw:
+        """The contact law with its stiffness resolved."""
+        return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness())
+
+
+class Driver(eqx.Module):
+    """Drive on revolute joint ``joint`` (index into ``Mechanism.revolute_joints``).
+
+    ``kind = "constant_speed"``: rheonomic constraint ``theta_j - theta_i = angle + speed t``;
+    its multiplier gives the driving torque. ``kind = "constant_torque"``: torque (N m) on
+    body ``j`` and its reaction on body ``i``.
+    """
+
+    joint: int = eqx.field(static=True)
+    kind: str = eqx.field(static=True)
+    speed: Float[Array, ""]  # rad/s
+    torque: Float[Array, ""]  # N m
+    angle: Float[Array, ""]  # theta_j - theta_i at t = 0 (rad)
+
+
+class Mechanism(eqx.Module):
+    """A planar mechanism with any number of ideal and clearance joints."""
+
+    masses: Float[Array, " bodies"]  # kg
+    inertias: Float[Array, " bodies"]  # kg m^2 about the centre of mass
+    gravity: Float[Array, "2"]  # m/s^2
+    initial_positions: Float[Array, " coords"]  # q at t = 0 (before projection)
+    revolute_joints: tuple[RevoluteJoint, ...]
+    prismatic_joints: tuple[PrismaticJoint, ...]
+    fixed_joints: tuple[FixedJoint, ...]
+    clearance_joints: tuple[ClearanceJoint, ...]
+    drivers: tuple[Driver, ...]
+    baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
+    baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
+    initial_velocities: str = eqx.field(static=True, default="from_drivers")
+    body_names: tuple[str, ...] = eqx.field(static=True, default=())
+    clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
+    driver_names: tuple[str, ...] = eqx.field(static=True, default=())
+
+    @property
+    def num_bodies(self) -> int:
+        return self.masses.shape[-1]
+
+    def idealised(self, with_offsets: bool = False) -> "Mechanism":
+        """The same mechanism with every clearance joint replaced by an ideal revolute
+        joint (bearing body ``i``, journal body ``j``).
+
+        With ``with_offsets`` the pins keep the journals at their initial eccentricity:
+        this is the constraint set used to build consistent initial conditions.
+        """
+        pins = tuple(
+            RevoluteJoint(
+                body_i=joint.bearing_body,
+                body_j=joint.journal_body,
+                point_i=joint.bearing_point,
+                point_j=joint.journal_point,
+                offset=joint.initial_eccentricity if with_offsets else jnp.zeros_like(joint.initial_eccentricity),
+            )
+            for joint in self.clearance_joints
+        )
+        return dataclasses.replace(self, revolute_joints=self.revolute_joints + pins, clearance_joints=())

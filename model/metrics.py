@@ -1,0 +1,93 @@
+"""Summary metrics of a trajectory, as pure JAX (so they batch and differentiate).
+
+Metric names follow the contract (``shared/CONTRACT.md``): per clearance joint ``J``
+``J.max_normal_force`` (N), ``J.max_penetration`` (m), ``J.first_impact_time`` (s),
+``J.first_impact_velocity`` (m/s), ``J.num_impacts``, ``J.contact_fraction``; per body
+``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2). Metrics come from the output samples, so
+events shorter than the output interval can be missed: choose ``output_interval`` below
+the contact period (see ``model/timescales.py``).
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .mechanism import Mechanism
+from .simulate import Trajectory
+from .timescales import contact_periods
+
+# A contact episode longer than this many contact periods counts as continuous contact
+# rather than an impact.
+CONTINUOUS_CONTACT_PERIODS = 5.0
+
+
+class Regime(NamedTuple):
+    """Shares of the simulated time per clearance joint (they sum to 1)."""
+
+    free_flight: Float[Array, " joints"]
+    impact: Float[Array, " joints"]
+    continuous_contact: Float[Array, " joints"]
+
+
+def contact_onsets(penetration: Float[Array, " times"]) -> Float[Array, " times"]:
+    """1.0 at the samples where contact begins (penetration turns positive), else 0."""
+    in_contact = penetration > 0.0
+    previous = jnp.concatenate([jnp.zeros(1, bool), in_contact[:-1]])
+    return (in_contact & ~previous).astype(penetration.dtype)
+
+
+def _first_impact(t, penetration, memory):
+    """Time (interpolated between samples) and closing speed of the first contact."""
+    in_contact = penetration > 0.0
+    any_contact = jnp.any(in_contact)
+    index = jnp.argmax(in_contact)
+    before = jnp.maximum(index - 1, 0)
+    span = penetration[index] - penetration[before]
+    share = jnp.where(span > 0, -penetration[before] / jnp.where(span > 0, span, 1.0), 0.0)
+    time = t[before] + jnp.clip(share, 0.0, 1.0) * (t[index] - t[before])
+    # the memory froze at the onset, so it holds the closing speed at first contact
+    return jnp.where(any_contact, time, jnp.nan), jnp.where(any_contact, memory[index], jnp.nan)
+
+
+def regime_shares(penetration: Float[Array, " times"], continuous_after: Float[Array, ""]) -> tuple:
+    """(free flight, impact, continuous contact) shares of the samples of one joint."""
+    in_contact = penetration > 0.0
+    episode = jnp.cumsum(contact_onsets(penetration)).astype(int) * in_contact
+    samples_per_episode = jax.ops.segment_sum(in_contact.astype(float), episode, num_segments=penetration.size + 1)
+    interval = continuous_after  # in samples
+    continuous = in_contact & (samples_per_episode[episode] > interval)
+    count = penetration.size
+    free = jnp.sum(~in_contact) / count
+    steady = jnp.sum(continuous) / count
+    return free, 1.0 - free - steady, steady
+
+
+def regimes(mechanism: Mechanism, trajectory: Trajectory) -> Regime:
+    """Shares of time in free flight, impact and continuous contact per clearance joint."""
+    interval = trajectory.t[1] - trajectory.t[0]
+    threshold = CONTINUOUS_CONTACT_PERIODS * contact_periods(mechanism) / interval
+    shares = [regime_shares(trajectory.penetration[:, k], threshold[k]) for k in range(len(mechanism.clearance_joints))]
+    if not shares:
+        empty = jnp.zeros((0,))
+        return Regime(empty, empty, empty)
+    return Regime(*(jnp.stack(column) for column in zip(*shares)))
+
+
+def summary_metrics(mechanism: Mechanism, trajectory: Trajectory) -> dict[str, Array]:
+    """The contract's summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``."""
+    metrics = {}
+    for k, name in enumerate(mechanism.clearance_names):
+        penetration = trajectory.penetration[:, k]
+        time, speed = _first_impact(trajectory.t, penetration, trajectory.impact_memory[:, k])
+        metrics[f"{name}.max_normal_force"] = jnp.max(trajectory.normal_force[:, k])
+        metrics[f"{name}.max_penetration"] = jnp.max(penetration)
+        metrics[f"{name}.first_impact_time"] = time
+        metrics[f"{name}.first_impact_velocity"] = speed
+        metrics[f"{name}.num_impacts"] = jnp.sum(contact_onsets(penetration))
+        metrics[f"{name}.contact_fraction"] = jnp.mean(penetration > 0.0)
+    for b, name in enumerate(mechanism.body_names):
+        metrics[f"{name}.max_abs_ax"] = jnp.max(jnp.abs(trajectory.qdd[:, 3 * b]))
+        metrics[f"{name}.max_abs_ay"] = jnp.max(jnp.abs(trajectory.qdd[:, 3 * b + 1]))
+    return metrics
