@@ -1,0 +1,240 @@
+"""From a validated config to the JAX model: the mechanism pytree, solver settings, and
+setters for the dotted parameter paths that sweeps, fits and designs vary.
+
+A discrete choice (a law, a solver, ``stiffness = "hertz"`` against a value) fixes the
+static structure and so needs its own build; every continuous parameter is an array leaf
+that :class:`ParameterMap` replaces inside ``jit``/``vmap``/``grad``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+import model
+from model.contact import ContactLaw
+from model.friction import FrictionLaw
+from model.mechanism import (
+    GROUND,
+    ClearanceJoint,
+    Driver,
+    FixedJoint,
+    Mechanism,
+    PrismaticJoint,
+    RevoluteJoint,
+)
+from model.simulate import SolverSettings
+from model.stiffness import effective_modulus
+
+from .config import MechanismConfig
+from .errors import ConfigError
+
+
+def _array(value) -> jnp.ndarray:
+    return jnp.asarray(value, dtype=jnp.float64)
+
+
+def _body_index(config: MechanismConfig, name: str) -> int:
+    return GROUND if name == "ground" else [b.name for b in config.bodies].index(name)
+
+
+def _initial_angle(config: MechanismConfig, pair) -> float:
+    angles = {b.name: b.angle for b in config.bodies}
+    return angles.get(pair[1], 0.0) - angles.get(pair[0], 0.0)
+
+
+def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
+    contact, friction = joint.contact, joint.friction
+    hertz = contact.stiffness == "hertz"
+    if hertz:
+        first, second = (config.materials[name] for name in joint.materials)
+        modulus = effective_modulus(first.youngs_modulus, first.poisson_ratio, second.youngs_modulus, second.poisson_ratio)
+    else:
+        modulus = 0.0
+    static_coefficient = friction.coefficient if friction.static_coefficient is None else friction.static_coefficient
+    return ClearanceJoint(
+        journal_body=_body_index(config, joint.bodies[0]),
+        bearing_body=_body_index(config, joint.bodies[1]),
+        journal_point=_array(joint.points[0]),
+        bearing_point=_array(joint.points[1]),
+        bearing_radius=_array(joint.bearing_radius),
+        clearance=_array(joint.clearance),
+        contact=ContactLaw(
+            model=contact.model,
+            stiffness=_array(0.0 if hertz else contact.stiffness),
+            exponent=_array(contact.exponent),
+            restitution=_array(contact.restitution),
+            damping=_array(contact.damping),
+            penetration_max=_array(contact.penetration_max),
+            impact_velocity_floor=_array(contact.impact_velocity_floor),
+        ),
+        friction=FrictionLaw(
+            model=friction.model,
+            coefficient=_array(friction.coefficient),
+            static_coefficient=_array(static_coefficient),
+            stiction_velocity=_array(friction.stiction_velocity),
+            dynamic_velocity=_array(friction.dynamic_velocity),
+        ),
+        effective_modulus=_array(modulus),
+        stiffness_factor=_array(contact.stiffness_factor),
+        initial_eccentricity=_array(joint.initial_eccentricity),
+        hertz=hertz,
+    )
+
+
+def build_mechanism(config: MechanismConfig) -> Mechanism:
+    """The :class:`~model.mechanism.Mechanism` described by a validated config."""
+    revolute, prismatic, fixed, clearance = [], [], [], []
+    revolute_index: dict[str, int] = {}
+    for joint in config.joints:
+        i, j = (_body_index(config, name) for name in joint.bodies)
+        if joint.type == "revolute":
+            revolute_index[joint.name] = len(revolute)
+            revolute.append(RevoluteJoint(i, j, _array(joint.points[0]), _array(joint.points[1])))
+        elif joint.type == "prismatic":
+            axis = np.asarray(joint.axis, float)
+            prismatic.append(
+                PrismaticJoint(i, j, _array(joint.points[0]), _array(joint.points[1]),
+                               _array(axis / np.linalg.norm(axis)), _array(_initial_angle(config, joint.bodies)))
+            )
+        elif joint.type == "fixed":
+            fixed.append(FixedJoint(i, j, _array(joint.points[0]), _array(joint.points[1]),
+                                    _array(_initial_angle(config, joint.bodies))))
+        else:
+            clearance.append((joint.name, _clearance_joint(config, joint)))
+    drivers = []
+    for driver in config.drivers:
+        if driver.joint not in revolute_index:
+            raise ConfigError(config._source, f"drivers.{driver.name}.joint", f"{driver.joint!r} is not an ideal revolute joint")
+        joint_config = next(j for j in config.joints if j.name == driver.joint)
+        drivers.append(
+            Driver(
+                joint=revolute_index[driver.joint],
+                kind=driver.type,
+                speed=_array(getattr(driver, "speed", 0.0)),
+                torque=_array(getattr(driver, "torque", 0.0)),
+                angle=_array(_initial_angle(config, joint_config.bodies)),
+            )
+        )
+    positions = np.concatenate([[b.position[0], b.position[1], b.angle] for b in config.bodies])
+    return Mechanism(
+        masses=_array([b.mass for b in config.bodies]),
+        inertias=_array([b.inertia for b in config.bodies]),
+        gravity=_array(config.gravity),
+        initial_positions=_array(positions),
+        revolute_joints=tuple(revolute),
+        prismatic_joints=tuple(prismatic),
+        fixed_joints=tuple(fixed),
+        clearance_joints=tuple(joint for _, joint in clearance),
+        drivers=tuple(drivers),
+        baumgarte_alpha=_array(config.simulation.baumgarte_alpha),
+        baumgarte_beta=_array(config.simulation.baumgarte_beta),
+        initial_velocities=config.initial.velocities,
+        body_names=tuple(b.name for b in config.bodies),
+        clearance_names=tuple(name for name, _ in clearance),
+        driver_names=tuple(d.name for d in config.drivers),
+    )
+
+
+def solver_settings(config: MechanismConfig, mechanism: Mechanism | None = None, **changes) -> SolverSettings:
+    """Static integration settings from ``[simulation]``; ``solver = "auto"`` is resolved
+    with :func:`model.choose_solver`."""
+    simulation = config.simulation
+    solver = simulation.solver
+    if solver == "auto":
+        solver = model.choose_solver(build_mechanism(config) if mechanism is None else mechanism, simulation.output_interval)
+    settings = dict(
+        t_end=simulation.t_end,
+        output_interval=simulation.output_interval,
+        solver=solver,
+        rtol=simulation.rtol,
+        atol=simulation.atol,
+        dtmax=simulation.dtmax,
+        max_steps=simulation.max_steps,
+    )
+    settings.update(changes)
+    return SolverSettings(**settings)
+
+
+# Continuous parameters a path may address: (section, key) -> getter of the leaf.
+_CLEARANCE_KEYS: dict[str, Callable[[ClearanceJoint], object]] = {
+    "clearance": lambda j: j.clearance,
+    "bearing_radius": lambda j: j.bearing_radius,
+    "contact.stiffness": lambda j: j.contact.stiffness,
+    "contact.stiffness_factor": lambda j: j.stiffness_factor,
+    "contact.exponent": lambda j: j.contact.exponent,
+    "contact.restitution": lambda j: j.contact.restitution,
+    "contact.damping": lambda j: j.contact.damping,
+    "contact.penetration_max": lambda j: j.contact.penetration_max,
+    "contact.impact_velocity_floor": lambda j: j.contact.impact_velocity_floor,
+    "friction.coefficient": lambda j: j.friction.coefficient,
+    "friction.static_coefficient": lambda j: j.friction.static_coefficient,
+    "friction.stiction_velocity": lambda j: j.friction.stiction_velocity,
+    "friction.dynamic_velocity": lambda j: j.friction.dynamic_velocity,
+}
+
+
+def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> tuple[Callable, Callable]:
+    """``(get, set)`` for the array leaf addressed by dotted config ``path``:
+    ``get(mechanism) -> value`` and ``set(mechanism, value) -> mechanism``.
+
+    Supported: ``bodies.B.mass``, ``bodies.B.inertia``, ``joints.J.<clearance key>``
+    (see ``_CLEARANCE_KEYS``), ``drivers.D.speed``, ``drivers.D.torque``,
+    ``simulation.baumgarte_alpha``/``baumgarte_beta``.
+    """
+    section, _, rest = path.partition(".")
+    name, _, key = rest.partition(".")
+    if section == "bodies" and name in mechanism.body_names and key in ("mass", "inertia"):
+        index, field = mechanism.body_names.index(name), "masses" if key == "mass" else "inertias"
+
+        def get(m):
+            return getattr(m, field)[index]
+
+        def set_(m, value):
+            return eqx.tree_at(lambda m_: getattr(m_, field), m, getattr(m, field).at[index].set(value))
+
+        return get, set_
+    if section == "joints" and name in mechanism.clearance_names and key in _CLEARANCE_KEYS:
+        index, getter = mechanism.clearance_names.index(name), _CLEARANCE_KEYS[key]
+        return _tree_leaf(lambda m: getter(m.clearance_joints[index]))
+    if section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):
+        index = mechanism.driver_names.index(name)
+        return _tree_leaf(lambda m: getattr(m.drivers[index], key))
+    if section == "simulation" and name in ("baumgarte_alpha", "baumgarte_beta") and not key:
+        return _tree_leaf(lambda m: getattr(m, name))
+    raise ConfigError(source, path, "not a continuous parameter of the mechanism that can be varied")
+
+
+def _tree_leaf(getter: Callable) -> tuple[Callable, Callable]:
+    return getter, lambda m, value: eqx.tree_at(getter, m, value)
+
+
+class ParameterMap(eqx.Module):
+    """Writes values (SI) for a fixed list of dotted paths into a mechanism.
+
+    ``apply(mechanism, values)`` with ``values`` of shape ``(len(paths),)`` is pure JAX,
+    so ``vmap`` over ``values`` batches a sweep and ``grad``/``jvp`` differentiates
+    through the whole simulation with respect to them.
+    """
+
+    paths: tuple[str, ...] = eqx.field(static=True)
+    leaves: tuple[tuple[Callable, Callable], ...] = eqx.field(static=True)
+
+    def __init__(self, mechanism: Mechanism, paths: Sequence[str], source: str = "config"):
+        self.paths = tuple(paths)
+        self.leaves = tuple(parameter_leaf(mechanism, path, source) for path in self.paths)
+
+    def apply(self, mechanism: Mechanism, values) -> Mechanism:
+        values = jnp.asarray(values, dtype=jnp.float64)
+        for index, (_, set_) in enumerate(self.leaves):
+            mechanism = set_(mechanism, values[index])
+        return mechanism
+
+    def read(self, mechanism: Mechanism) -> jnp.ndarray:
+        return jnp.stack([get(mechanism) for get, _ in self.leaves])
+
+    def as_dict(self, values: Mapping | Sequence) -> dict[str, float]:
+        return {path: float(value) for path, value in zip(self.paths, values)}
