@@ -150,4 +150,6 @@ class Mechanism(eqx.Module):
             )
             for joint in self.clearance_joints
         )
-        return dataclasses.replace(self, revolute_joints=self.revolute_joints + pins, clearance_joints=())
+        return dataclasses.replace(
+            self, revolute_joints=self.revolute_joints + pins, clearance_joints=(), clearance_names=()
+        )

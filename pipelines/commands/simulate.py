@@ -1,0 +1,45 @@
+"""``clearance simulate CONFIG``: timeseries.parquet, summary.json and plots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..config import load_mechanism
+from ..errors import ClearanceError
+from ..io import default_output_dir, write_json, write_parquet
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-ideal", action="store_true", help="skip the ideal-joint comparison run")
+    parser.add_argument("--no-plots", action="store_true", help="write data only")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..simulation import run_simulation, summary, timeseries_frame
+    from ..simulation_plots import plot_simulation
+
+    config = load_mechanism(args.config, args.overrides)
+    out = default_output_dir("simulate", args.config, args.out)
+    print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms) ...", file=sys.stderr)
+    result = run_simulation(config, with_ideal=not args.no_ideal)
+    write_parquet(out / "timeseries.parquet", timeseries_frame(result.mechanism, result.trajectory))
+    data = summary(result)
+    write_json(out / "summary.json", data)
+    plots = [] if args.no_plots else plot_simulation(result, out)
+    solver = data["solver"]
+    print(
+        f"{solver['name']}: {solver['steps']} steps ({solver['rejected_steps']} rejected), "
+        f"compile {solver['compile_seconds']:.1f} s, run {solver['run_seconds']:.2f} s, status {solver['status']}"
+    )
+    for name in result.mechanism.clearance_names:
+        print(
+            f"{name}: max normal force {data[f'{name}.max_normal_force']:.4g} N, "
+            f"max penetration {data[f'{name}.max_penetration'] * 1e6:.3g} um "
+            f"({100 * data[f'{name}.max_penetration_over_clearance']:.2g} % of c), "
+            f"{int(data[f'{name}.num_impacts'])} impacts"
+        )
+    print(f"wrote {out}/timeseries.parquet, summary.json" + (f", {', '.join(plots)}" if plots else ""))
+    if result.status != "ok":
+        raise ClearanceError(f"solve failed: {result.status} (partial results in {out})")
+    return 0

@@ -1,0 +1,150 @@
+"""One simulation of a configured mechanism, with its ideal-joint twin, timed and checked."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+import pandas as pd
+
+import model
+from model.mechanism import Mechanism
+from model.simulate import SolverSettings, Trajectory
+
+from .build import build_mechanism, solver_settings
+from .config import MechanismConfig
+from .errors import ConfigError
+
+# Initial positions further than this from the joints' constraint manifold are refused
+# (m for positions, rad for angles); smaller violations are projected away with a warning.
+POSITION_TOLERANCE = 1e-3
+ANGLE_TOLERANCE = 1e-2
+PROJECTION_WARNING = 1e-9
+
+
+@dataclass
+class SimulationRun:
+    """A finished run: the model, its trajectory, the ideal mechanism's and the timings."""
+
+    config: MechanismConfig
+    mechanism: Mechanism
+    settings: SolverSettings
+    trajectory: Trajectory
+    ideal: Trajectory | None
+    compile_seconds: float
+    run_seconds: float
+    status: str  # "ok" or why the solve failed
+
+
+def check_initial_positions(config: MechanismConfig, mechanism: Mechanism) -> None:
+    """Refuse positions far from the constraints, warn about small corrections."""
+    projected = np.asarray(model.initial_state(mechanism).q)
+    correction = (projected - np.asarray(mechanism.initial_positions)).reshape(-1, 3)
+    # the journal body may legitimately move by the initial eccentricity
+    allowance = max((float(np.hypot(*j.initial_eccentricity)) for j in mechanism.clearance_joints), default=0.0)
+    for body, (dx, dy, dtheta) in zip(mechanism.body_names, correction):
+        shift = float(np.hypot(dx, dy))
+        if not np.isfinite(shift) or shift > POSITION_TOLERANCE + allowance or abs(dtheta) > ANGLE_TOLERANCE:
+            raise ConfigError(
+                config.source, f"bodies.{body}.position",
+                f"initial position violates the joints by {shift * 1e3:.3g} mm / {np.degrees(dtheta):.3g} deg; "
+                "fix the positions (tolerance 1 mm, 0.57 deg)",
+            )
+        if shift > PROJECTION_WARNING + allowance or abs(dtheta) > PROJECTION_WARNING:
+            warnings.warn(
+                f"{config.source}: bodies.{body}.position: projected onto the joints "
+                f"(moved {shift * 1e3:.3g} mm, {np.degrees(dtheta):.3g} deg)", stacklevel=2
+            )
+
+
+def trajectory_status(trajectory: Trajectory) -> str:
+    """``"ok"``, the solver's failure, or ``"non-finite state"``; never a silent NaN."""
+    message = model.result_message(int(trajectory.result))
+    if message != "ok":
+        return message
+    if not np.all(np.isfinite(np.asarray(trajectory.q))):
+        return "non-finite state"
+    return "ok"
+
+
+def _timed_simulate(mechanism: Mechanism, settings: SolverSettings) -> tuple[Trajectory, float, float]:
+    start = time.perf_counter()
+    compiled = jax.jit(model.simulate, static_argnums=1).lower(mechanism, settings).compile()
+    compiled_at = time.perf_counter()
+    trajectory = jax.block_until_ready(compiled(mechanism))
+    return trajectory, compiled_at - start, time.perf_counter() - compiled_at
+
+
+def run_simulation(config: MechanismConfig, with_ideal: bool = True, **settings_changes) -> SimulationRun:
+    """Build, check, compile and solve ``config``; also its ideal-joint twin."""
+    mechanism = build_mechanism(config)
+    check_initial_positions(config, mechanism)
+    settings = solver_settings(config, mechanism, **settings_changes)
+    trajectory, compile_seconds, run_seconds = _timed_simulate(mechanism, settings)
+    ideal = None
+    if with_ideal and mechanism.clearance_joints:
+        ideal = jax.jit(model.simulate, static_argnums=1)(mechanism.idealised(), settings)
+    return SimulationRun(config, mechanism, settings, trajectory, ideal, compile_seconds, run_seconds,
+                         trajectory_status(trajectory))
+
+
+def timeseries_frame(mechanism: Mechanism, trajectory: Trajectory) -> pd.DataFrame:
+    """The contract's ``timeseries.parquet`` columns (SI units)."""
+    columns: dict[str, np.ndarray] = {"t": np.asarray(trajectory.t)}
+    q, qd, qdd = (np.asarray(a) for a in (trajectory.q, trajectory.qd, trajectory.qdd))
+    for b, name in enumerate(mechanism.body_names):
+        for k, (pos, vel, acc) in enumerate((("x", "vx", "ax"), ("y", "vy", "ay"), ("theta", "omega", "alpha"))):
+            columns[f"{name}.{pos}"] = q[:, 3 * b + k]
+            columns[f"{name}.{vel}"] = qd[:, 3 * b + k]
+            columns[f"{name}.{acc}"] = qdd[:, 3 * b + k]
+    for k, name in enumerate(mechanism.clearance_names):
+        columns[f"{name}.ex"] = np.asarray(trajectory.eccentricity[:, k, 0])
+        columns[f"{name}.ey"] = np.asarray(trajectory.eccentricity[:, k, 1])
+        columns[f"{name}.penetration"] = np.asarray(trajectory.penetration[:, k])
+        columns[f"{name}.normal_force"] = np.asarray(trajectory.normal_force[:, k])
+        columns[f"{name}.tangential_force"] = np.asarray(trajectory.tangential_force[:, k])
+        columns[f"{name}.slip_velocity"] = np.asarray(trajectory.slip_velocity[:, k])
+    for d, name in enumerate(mechanism.driver_names):
+        columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
+    return pd.DataFrame(columns)
+
+
+def summary(run: SimulationRun) -> dict:
+    """``summary.json``: the contract's metrics plus regimes, ideal-joint figures and
+    the solver record."""
+    mechanism, trajectory = run.mechanism, run.trajectory
+    data: dict = {name: float(value) for name, value in model.summary_metrics(mechanism, trajectory).items()}
+    data["solver"] = {
+        "name": run.settings.solver,
+        "steps": int(trajectory.steps),
+        "rejected_steps": int(trajectory.rejected_steps),
+        "status": run.status,
+        "compile_seconds": run.compile_seconds,
+        "run_seconds": run.run_seconds,
+        "rtol": run.settings.rtol,
+        "atol": run.settings.atol,
+        "dtmax": run.settings.dtmax,
+    }
+    regime = model.regimes(mechanism, trajectory)
+    periods = model.contact_periods(mechanism)
+    for k, name in enumerate(mechanism.clearance_names):
+        data[f"{name}.regime"] = {
+            "free_flight": float(regime.free_flight[k]),
+            "impact": float(regime.impact[k]),
+            "continuous_contact": float(regime.continuous_contact[k]),
+        }
+        data[f"{name}.contact_period_estimate"] = float(periods[k])
+        data[f"{name}.max_penetration_over_clearance"] = float(
+            np.max(np.asarray(trajectory.penetration[:, k])) / float(mechanism.clearance_joints[k].clearance)
+        )
+    data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
+    if run.ideal is not None:
+        data["ideal"] = {
+            name: float(value)
+            for name, value in model.summary_metrics(mechanism.idealised(), run.ideal).items()
+        }
+        data["ideal"]["max_constraint_violation"] = float(np.max(np.asarray(run.ideal.constraint_violation)))
+    return data
