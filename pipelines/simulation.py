@@ -22,7 +22,7 @@ from .errors import ConfigError
 # (m for positions, rad for angles); smaller violations are projected away with a warning.
 POSITION_TOLERANCE = 1e-3
 ANGLE_TOLERANCE = 1e-2
-PROJECTION_WARNING = 1e-9
+PROJECTION_WARNING = 1e-7
 
 
 @dataclass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..config import load_mechanism
 from ..errors import ClearanceError
@@ -21,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_mechanism(args.config, args.overrides)
     out = default_output_dir("simulate", args.config, args.out)
-    print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms) ...", file=sys.stderr)
+    print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms) ...", flush=True)
     result = run_simulation(config, with_ideal=not args.no_ideal)
     write_parquet(out / "timeseries.parquet", timeseries_frame(result.mechanism, result.trajectory))
     data = summary(result)
