@@ -13,10 +13,13 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, Int
+import optimistix as optx
+from diffrax._solver.runge_kutta import CalculateJacobian
+from jaxtyping import Array, ArrayLike, Float, Int
 
 from .dynamics import State, evaluate, initial_state, vector_field
 from .mechanism import Mechanism
+from .timescales import contact_periods
 
 EXPLICIT_SOLVERS = {
     "tsit5": diffrax.Tsit5,
@@ -33,10 +36,26 @@ IMPLICIT_SOLVERS = {
     "kencarp5": diffrax.KenCarp5,
 }
 SOLVERS = {**EXPLICIT_SOLVERS, **IMPLICIT_SOLVERS}
+JACOBIAN_MODES = ("step", "stage", "newton")
 
 
 class SolverSettings(eqx.Module):
-    """Static integration settings (SI units)."""
+    """Static integration settings (SI units).
+
+    Step-size control (``diffrax.PIDController``): ``rtol``/``atol`` on every state
+    component; ``pcoeff``/``icoeff`` are the PI coefficients (defaults: the study in
+    ``docs/integration.md``); ``dtmax`` bounds the step (s), and ``dtmax_contact_share``
+    bounds it by that share of the shortest contact period ``model.contact_periods``
+    (the tighter of the two wins).
+
+    Implicit solvers only (Kvaerno*, KenCarp*): the Newton-type root finder of every stage
+    stops when the scaled update falls below ``root_kappa`` with the scale
+    ``root_atol + root_rtol |y|``; ``None`` takes ``atol``/``rtol`` times
+    ``root_tolerance_factor``. ``jacobian`` chooses how often the Jacobian is rebuilt:
+    ``"step"`` once per step (diffrax's ``VeryChord``), ``"stage"`` once per stage,
+    ``"newton"`` at every iteration (``optimistix.Newton``); ``root_max_steps`` caps the
+    iterations per stage. A stage that does not converge rejects the step.
+    """
 
     t_end: float = eqx.field(static=True)  # s
     output_interval: float = eqx.field(static=True)  # s
@@ -45,9 +64,16 @@ class SolverSettings(eqx.Module):
     atol: float = eqx.field(static=True, default=1e-9)
     dtmax: float | None = eqx.field(static=True, default=None)  # s; None: unbounded
     max_steps: int = eqx.field(static=True, default=200_000)
-    pcoeff: float = eqx.field(static=True, default=0.0)
-    icoeff: float = eqx.field(static=True, default=1.0)
+    pcoeff: float = eqx.field(static=True, default=0.3)
+    icoeff: float = eqx.field(static=True, default=0.4)
     adjoint: str = eqx.field(static=True, default="checkpoint")  # checkpoint (reverse) | forward
+    dtmax_contact_share: float | None = eqx.field(static=True, default=None)
+    jacobian: str = eqx.field(static=True, default="stage")  # step | stage | newton
+    root_rtol: float | None = eqx.field(static=True, default=None)
+    root_atol: float | None = eqx.field(static=True, default=None)
+    root_tolerance_factor: float = eqx.field(static=True, default=1.0)
+    root_kappa: float = eqx.field(static=True, default=1e-2)
+    root_max_steps: int = eqx.field(static=True, default=10)
 
     @property
     def num_outputs(self) -> int:
@@ -100,38 +126,88 @@ def _adjoint(name: str):
     raise ValueError(f"unknown adjoint {name!r} (checkpoint | forward)")
 
 
-def solve(mechanism: Mechanism, settings: SolverSettings, y0: State | None = None) -> diffrax.Solution:
-    """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``."""
+def _root_finder(settings: SolverSettings, rtol, atol) -> optx.AbstractRootFinder:
+    root_rtol = settings.root_tolerance_factor * rtol if settings.root_rtol is None else settings.root_rtol
+    root_atol = settings.root_tolerance_factor * atol if settings.root_atol is None else settings.root_atol
+    if settings.jacobian == "newton":
+        return optx.Newton(rtol=root_rtol, atol=root_atol, kappa=settings.root_kappa)
+    return diffrax.VeryChord(rtol=root_rtol, atol=root_atol, kappa=settings.root_kappa)
+
+
+def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: ArrayLike | None = None):
+    """The diffrax solver of ``settings`` (``rtol``/``atol`` override the settings' ones
+    for the root finder; they may be traced arrays)."""
     if settings.solver not in SOLVERS:
-        raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)}")
-    y0 = initial_state(mechanism) if y0 is None else y0
-    controller = diffrax.PIDController(
-        rtol=settings.rtol,
-        atol=settings.atol,
-        dtmax=settings.dtmax,
+        raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
+                         "with model.choose_solver before simulating")
+    solver_class = SOLVERS[settings.solver]
+    if settings.solver in EXPLICIT_SOLVERS:
+        return solver_class()
+    if settings.jacobian not in JACOBIAN_MODES:
+        raise ValueError(f"unknown jacobian mode {settings.jacobian!r}; choose from {JACOBIAN_MODES}")
+    if settings.jacobian == "stage":
+        # a subclass is the only way to change diffrax's class-level Jacobian schedule
+        solver_class = type(solver_class.__name__ + "EveryStage", (solver_class,),
+                            {"calculate_jacobian": CalculateJacobian.every_stage})
+    rtol = settings.rtol if rtol is None else rtol
+    atol = settings.atol if atol is None else atol
+    return solver_class(root_finder=_root_finder(settings, rtol, atol), root_find_max_steps=settings.root_max_steps)
+
+
+def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None) -> diffrax.PIDController:
+    """The step-size controller of ``settings`` (the contact-period bound is traced)."""
+    dtmax = settings.dtmax
+    if settings.dtmax_contact_share is not None and mechanism.clearance_joints:
+        bound = settings.dtmax_contact_share * jnp.min(contact_periods(mechanism))
+        dtmax = bound if dtmax is None else jnp.minimum(bound, dtmax)
+    return diffrax.PIDController(
+        rtol=settings.rtol if rtol is None else rtol,
+        atol=settings.atol if atol is None else atol,
+        dtmax=dtmax,
         pcoeff=settings.pcoeff,
         icoeff=settings.icoeff,
     )
+
+
+def solve(
+    mechanism: Mechanism,
+    settings: SolverSettings,
+    y0: State | None = None,
+    rtol: ArrayLike | None = None,
+    atol: ArrayLike | None = None,
+) -> diffrax.Solution:
+    """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``.
+
+    ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
+    work-precision sweep compiles once per solver.
+    """
+    y0 = initial_state(mechanism) if y0 is None else y0
     return diffrax.diffeqsolve(
         _terms(settings.solver, vector_field),
-        SOLVERS[settings.solver](),
+        make_solver(settings, rtol, atol),
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,
         y0=y0,
         args=mechanism,
         saveat=diffrax.SaveAt(ts=settings.output_times()),
-        stepsize_controller=controller,
+        stepsize_controller=make_controller(mechanism, settings, rtol, atol),
         max_steps=settings.max_steps,
         adjoint=_adjoint(settings.adjoint),
         throw=False,
     )
 
 
-def simulate(mechanism: Mechanism, settings: SolverSettings) -> Trajectory:
+def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | None = None,
+             atol: ArrayLike | None = None) -> Trajectory:
     """Solve and post-process: accelerations, contact forces and driver torques at every
-    output time, from the saved states (no extra integration)."""
-    solution = solve(mechanism, settings)
+    output time, from the saved states (no extra integration).
+
+    A failed solve (``max_steps`` reached, step size collapse, Newton failure) returns a
+    non-zero ``result`` and the states diffrax leaves after the failure (``inf``); it
+    never raises under ``jit``. ``rtol``/``atol``: see :func:`solve`.
+    """
+    solution = solve(mechanism, settings, rtol=rtol, atol=atol)
     states: State = solution.ys
     outputs = jax.vmap(lambda t, y: evaluate(mechanism, t, y))(solution.ts, states)
     return Trajectory(

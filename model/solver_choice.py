@@ -1,16 +1,46 @@
-"""``solver = "auto"``: pick an integrator per run from a cheap stiffness estimate."""
+"""``solver = "auto"``: pick an integrator per run from a cheap stiffness estimate.
+
+The estimate is the ratio of the output interval (the time scale the user asks to
+resolve) to the shortest contact period ``T_c`` (``model.contact_periods``), both known
+before any integration. The work-precision study (``docs/integration.md``) found:
+
+- when contact episodes are resolved (``output_interval < T_c``, every benchmark config),
+  accuracy, not stability, bounds the step: explicit Tsit5 takes about as many steps as
+  the best implicit solver, each several times cheaper (no Jacobian, no Newton
+  iterations), so it is the fastest at every tolerance tested;
+- an explicit step is stable only below ``~3.5 / omega_c = 0.55 T_c`` (Tsit5), so once the
+  output interval exceeds a few contact periods (very stiff contact, persistent contact
+  whose vibrations the user does not sample) explicit solvers pay for stability with
+  steps the output does not need, and the L-stable ESDIRK Kvaerno5 takes over.
+"""
+
+import numpy as np
 
 from .mechanism import Mechanism
 from .timescales import contact_periods
 
+EXPLICIT_CHOICE = "tsit5"
+IMPLICIT_CHOICE = "kvaerno5"
+# Output intervals longer than this many contact periods count as stiff.
+STIFF_OUTPUT_PERIODS = 4.0
+
+
+def stiffness_ratio(mechanism: Mechanism, output_interval: float) -> float:
+    """``output_interval / min(contact period)``: 0 for a mechanism without clearance
+    joints; large when the contact is much stiffer than what the output resolves."""
+    if not mechanism.clearance_joints:
+        return 0.0
+    periods = np.asarray(contact_periods(mechanism))
+    if not np.all(np.isfinite(periods)) or np.any(periods <= 0):
+        raise ValueError(f"contact periods must be finite and positive, got {periods}")
+    return float(output_interval / periods.min())
+
 
 def choose_solver(mechanism: Mechanism, output_interval: float) -> str:
-    """Name of the solver ``"auto"`` resolves to for ``mechanism``.
+    """Name of the solver ``"auto"`` resolves to for ``mechanism`` (concrete values:
+    call it outside ``jit``, as ``pipelines.build.solver_settings`` does)."""
+    ratio = stiffness_ratio(mechanism, output_interval)
+    return IMPLICIT_CHOICE if ratio >= STIFF_OUTPUT_PERIODS else EXPLICIT_CHOICE
 
-    Placeholder rule until the work-precision study (docs/BENCHMARKS.md) refines it:
-    explicit Tsit5 everywhere.
-    """
-    del output_interval
-    if mechanism.clearance_joints:
-        contact_periods(mechanism)  # evaluated so that a bad stiffness fails here
-    return "tsit5"
+
+__all__ = ["choose_solver", "stiffness_ratio", "STIFF_OUTPUT_PERIODS"]

@@ -1,0 +1,219 @@
+"""Work-precision study: error against compiled run time for every diffrax solver in
+``model.SOLVERS`` and ``scipy.integrate.solve_ivp`` peers, on the benchmark cases.
+
+Error: the largest relative error of the first-impact figures (time, as a share of the
+contact period; closing speed) and of the peak penetration of each of the first
+``scipy_peer.COMPARED_IMPACTS`` impacts, against a tight Dopri8 reference (rtol 1e-12),
+over a window that covers the first impacts only (after several impacts the motion is
+chaotic and any two solvers drift apart). Cost: compiled run time (best of two runs; the
+tolerances are traced, so each solver compiles once per mechanism structure) and steps.
+
+Run from the repository root (see ``docs/integration.md``)::
+
+    .venv/bin/python benchmarks/work_precision.py                      # all cases
+    .venv/bin/python benchmarks/work_precision.py --cases flores --solvers tsit5,kvaerno5
+
+Writes ``outputs/benchmarks/work_precision.json`` and ``docs/figures/wp_<case>.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+from dataclasses import dataclass, replace
+
+import jax
+import numpy as np
+
+REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPOSITORY))
+sys.path.insert(0, str(REPOSITORY / "benchmarks"))
+import model  # noqa: E402
+from model.simulate import IMPLICIT_SOLVERS  # noqa: E402
+import scipy_peer  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark case: config, overrides, the compared window and its sampling (s)."""
+
+    config: str
+    overrides: tuple[str, ...]
+    t_end: float
+    output_interval: float
+
+
+CASES = {
+    "flores": Case("configs/flores_slider_crank.toml", (), 1.5e-3, 1e-6),
+    "flores_stiff100": Case("configs/flores_slider_crank.toml", ("joints.pin.contact.stiffness_factor=100",), 1.5e-3, 1e-6),
+    "seed000": Case("configs/seed000_slider_crank.toml", (), 0.02, 1e-5),
+    "fourbar": Case("configs/fourbar_two_clearances.toml", (), 0.01, 2e-6),
+}
+DEFAULT_SOLVERS = tuple(model.SOLVERS)
+SCIPY_METHODS = ("LSODA", "Radau", "BDF", "DOP853")
+TOLERANCES = (1e-5, 1e-6, 1e-7, 1e-8)
+ATOL_PER_RTOL = 1e-3  # atol = 1e-3 rtol: the configs' 1e-9 at rtol 1e-6
+REFERENCE = dict(solver="dopri8", rtol=1e-12, atol=1e-15)
+# Implicit-solver variants: diffrax's defaults (Jacobian once per step, Newton tolerances =
+# step tolerances, I controller) against the settings the study chose (model defaults).
+VARIANTS = {
+    "diffrax": dict(jacobian="step", pcoeff=0.0, icoeff=1.0, root_tolerance_factor=1.0),
+    "tuned": {},
+}
+
+
+def load_case(case: Case, **changes):
+    mechanism, settings = scipy_peer.load_flores(
+        REPOSITORY / case.config, case.overrides, t_end=case.t_end, output_interval=case.output_interval, **changes
+    )
+    return mechanism, settings
+
+
+def figures(trajectory) -> dict:
+    """``scipy_peer.impact_figures`` of the first clearance joint."""
+    return scipy_peer.impact_figures(
+        trajectory.t, trajectory.penetration[:, 0], trajectory.normal_force[:, 0], trajectory.impact_memory[:, 0]
+    )
+
+
+def error(result: dict, reference: dict, contact_period: float) -> float:
+    """Largest relative error of the first-impact figures and peak penetrations."""
+    errors = [
+        abs(result["first_impact_time"] - reference["first_impact_time"]) / contact_period,
+        abs(result["first_impact_velocity"] - reference["first_impact_velocity"]) / abs(reference["first_impact_velocity"]),
+    ]
+    ref_peaks = np.asarray(reference["peak_penetration"])
+    peaks = np.asarray(result["peak_penetration"])
+    valid = np.isfinite(ref_peaks)
+    errors += list(np.abs(peaks[valid] - ref_peaks[valid]) / ref_peaks[valid])
+    errors = np.asarray(errors, float)
+    return float(np.inf) if not np.all(np.isfinite(errors)) else float(errors.max())
+
+
+SIMULATE = jax.jit(model.simulate, static_argnums=1)
+
+
+def timed(function, *args, repeats: int = 2):
+    """(result, best wall seconds) of an already compiled function."""
+    best, out = np.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = jax.block_until_ready(function(*args))
+        best = min(best, time.perf_counter() - start)
+    return out, best
+
+
+def run_diffrax(mechanism, settings, tolerances, progress=print) -> list[dict]:
+    """One compile, then one timed solve per tolerance."""
+    simulate = SIMULATE
+    start = time.perf_counter()
+    jax.block_until_ready(simulate(mechanism, settings, tolerances[0], ATOL_PER_RTOL * tolerances[0]))
+    compile_seconds = time.perf_counter() - start
+    rows = []
+    for rtol in tolerances:
+        trajectory, seconds = timed(simulate, mechanism, settings, rtol, ATOL_PER_RTOL * rtol)
+        rows.append(dict(rtol=rtol, seconds=seconds, compile_seconds=compile_seconds, steps=int(trajectory.steps),
+                         rejected=int(trajectory.rejected_steps), result=int(trajectory.result), **figures(trajectory)))
+        progress(f"  {settings.solver:9s} rtol {rtol:.0e}: {seconds:7.3f} s, {rows[-1]['steps']} steps "
+                 f"({rows[-1]['rejected']} rejected), result {rows[-1]['result']}")
+    return rows
+
+
+def run_case(name: str, solvers, tolerances, scipy_methods, variants, compare_defaults=("kvaerno5",)) -> dict:
+    case = CASES[name]
+    mechanism, settings = load_case(case, **REFERENCE)
+    period = float(np.min(np.asarray(model.contact_periods(mechanism))))
+    print(f"{name}: contact period {period * 1e6:.1f} us; reference {REFERENCE}", flush=True)
+    reference = run_diffrax(mechanism, settings, (REFERENCE["rtol"],))[0]
+    reference["atol"] = REFERENCE["atol"]
+    out = {"case": name, "contact_period": period, "reference": _jsonable(reference), "runs": []}
+    for solver in solvers:
+        for variant in variants if solver in compare_defaults else ("tuned",):
+            solver_settings = replace(settings, solver=solver, **VARIANTS[variant])
+            for row in run_diffrax(mechanism, solver_settings, tolerances):
+                row.update(solver=solver, variant=variant, error=error(row, reference, period))
+                out["runs"].append(_jsonable(row))
+    if scipy_methods:
+        field = scipy_peer.compile_field(mechanism, with_jacobian=True)
+        for method in scipy_methods:
+            for rtol in tolerances:
+                result = scipy_peer.solve_with_scipy(mechanism, settings, method, rtol, ATOL_PER_RTOL * rtol, field=field)
+                row = {k: result[k] for k in ("first_impact_time", "first_impact_velocity", "peak_penetration", "steps", "seconds", "nfev")}
+                row.update(solver=f"scipy-{method}", variant="scipy", rtol=rtol, rejected=-1,
+                           result=0 if result["success"] else 1, error=error(result, reference, period))
+                out["runs"].append(_jsonable(row))
+                print(f"  scipy {method:6s} rtol {rtol:.0e}: {result['seconds']:7.3f} s, {result['steps']} steps", flush=True)
+    return out
+
+
+def _jsonable(row: dict) -> dict:
+    return {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray | np.generic) else v) for k, v in row.items()}
+
+
+def plot(study: dict, path: pathlib.Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    groups: dict[tuple, list] = {}
+    for row in study["runs"]:
+        groups.setdefault((row["solver"], row["variant"]), []).append(row)
+    for (solver, variant), rows in groups.items():
+        rows = [r for r in rows if r["result"] == 0 and np.isfinite(r["error"])]
+        if not rows:
+            continue
+        implicit = solver in IMPLICIT_SOLVERS
+        style = "--" if variant == "diffrax" else ":" if variant == "scipy" else "-"
+        marker = "s" if implicit else "^" if variant == "scipy" else "o"
+        label = solver + ("" if variant in ("tuned", "scipy") else f" ({variant} defaults)")
+        err = [max(r["error"], 1e-12) for r in rows]
+        axes[0].loglog([r["seconds"] for r in rows], err, style, marker=marker, label=label)
+        axes[1].loglog([max(r["steps"], 1) for r in rows], err, style, marker=marker, label=label)
+    axes[0].set_xlabel("compiled run time (s)")
+    axes[1].set_xlabel("accepted steps")
+    for ax in axes:
+        ax.set_ylabel("max relative error (first impacts)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.suptitle(f"work-precision: {study['case']} (window {CASES[study['case']].t_end * 1e3:g} ms, "
+                 f"contact period {study['contact_period'] * 1e6:.1f} us)")
+    fig.tight_layout()
+    from pipelines.io import save_figure
+
+    save_figure(path, fig)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS))
+    parser.add_argument("--scipy", default=",".join(SCIPY_METHODS), help="solve_ivp methods ('' for none)")
+    parser.add_argument("--tolerances", default=",".join(f"{t:g}" for t in TOLERANCES))
+    parser.add_argument("--variants", default="diffrax,tuned", help="implicit-solver settings: diffrax,tuned")
+    parser.add_argument("--compare-defaults", default="kvaerno5", help="implicit solvers also run with diffrax's defaults")
+    parser.add_argument("--out", default=str(REPOSITORY / "outputs" / "benchmarks"))
+    parser.add_argument("--figures", default=str(REPOSITORY / "docs" / "figures"))
+    args = parser.parse_args(argv)
+    tolerances = tuple(float(t) for t in args.tolerances.split(","))
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in args.cases.split(","):
+        study = run_case(name, [s for s in args.solvers.split(",") if s], tolerances,
+                         [m for m in args.scipy.split(",") if m], args.variants.split(","),
+                         tuple(args.compare_defaults.split(",")))
+        from pipelines.io import write_json
+
+        write_json(out / f"work_precision_{name}.json", study)
+        plot(study, pathlib.Path(args.figures) / f"wp_{name}.png")
+        print(f"{name}: wrote {out / f'work_precision_{name}.json'} and wp_{name}.png", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

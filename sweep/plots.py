@@ -1,0 +1,112 @@
+"""Figures of a sweep: metrics against each swept parameter, and grid maps.
+
+Each compiled group (a combination of discrete choices) has its own colour. On a grid the
+points that differ only in the plotted parameter are joined by lines; sampled designs are
+scatter plots. Points whose status is not ``"ok"`` are left out and counted in the title.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from .design import SweepDesign  # noqa: E402
+from .results import OK  # noqa: E402
+
+
+def _axis_label(name: str, unit: str) -> str:
+    return f"{name} [{unit}]" if unit else name
+
+
+def _group_labels(frame: pd.DataFrame, discrete: Sequence[str]) -> dict[int, str]:
+    labels = {}
+    for group, rows in frame.groupby("group", sort=True):
+        first = rows.iloc[0]
+        labels[int(group)] = ", ".join(f"{path.rsplit('.', 1)[-1]}={first[path]}" for path in discrete) or "all points"
+    return labels
+
+
+def metrics_figure(
+    frame: pd.DataFrame,
+    design: SweepDesign,
+    continuous: Sequence[str],
+    metrics: Sequence[str],
+    units: Mapping[str, str],
+) -> Figure:
+    """A grid of panels: one row per metric, one column per continuous parameter."""
+    discrete = [path for path in design.paths if path not in continuous]
+    ok = frame[frame["status"] == OK]
+    failed = len(frame) - len(ok)
+    labels = _group_labels(frame, discrete)
+    colours = {group: plt.cm.tab10(i % 10) for i, group in enumerate(labels)}
+    x_paths = list(continuous) or ["group"]
+    scales = {p.path: p.scale for p in design.parameters}
+    figure, axes = plt.subplots(
+        len(metrics), len(x_paths), figsize=(4.2 * len(x_paths) + 1.0, 2.8 * len(metrics) + 0.8),
+        squeeze=False, constrained_layout=True,
+    )
+    for column, x_path in enumerate(x_paths):
+        others = [path for path in continuous if path != x_path]
+        for row, metric in enumerate(metrics):
+            ax = axes[row, column]
+            for group, rows in ok.groupby("group", sort=True):
+                colour = colours[int(group)]
+                if design.kind == "grid" and others:
+                    for _, line in rows.groupby(others, sort=True):
+                        line = line.sort_values(x_path)
+                        ax.plot(line[x_path], line[metric], "-o", color=colour, alpha=0.55, markersize=3, linewidth=1)
+                elif design.kind == "grid":
+                    rows = rows.sort_values(x_path)
+                    ax.plot(rows[x_path], rows[metric], "-o", color=colour, markersize=4, linewidth=1.2)
+                else:
+                    ax.scatter(rows[x_path], rows[metric], color=colour, s=10, alpha=0.7)
+            if scales.get(x_path) == "log":
+                ax.set_xscale("log")
+            elif x_path != "group":
+                ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 4), useMathText=True)
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 4), useMathText=True)
+            if x_path == "group":
+                ax.set_xticks(list(labels), [labels[g] for g in labels], rotation=20, fontsize=7)
+            ax.grid(True, alpha=0.3)
+            if row == len(metrics) - 1:
+                ax.set_xlabel(_axis_label(x_path, next((p.unit for p in design.parameters if p.path == x_path), "")))
+            if column == 0:
+                ax.set_ylabel(_axis_label(metric, units.get(metric, "")), fontsize=8)
+    title = f"{design.kind} sweep, {len(frame)} points" + (f" ({failed} failed, not shown)" if failed else "")
+    figure.suptitle(title, fontsize=10)
+    handles = [plt.Line2D([], [], color=colours[g], marker="o", linestyle="-") for g in labels]
+    if len(labels) > 1:
+        figure.legend(handles, list(labels.values()), loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
+    return figure
+
+
+def grid_map_figure(frame: pd.DataFrame, design: SweepDesign, continuous: Sequence[str], metric: str, unit: str) -> Figure:
+    """``metric`` over the two continuous parameters of a grid, one panel per group."""
+    x_path, y_path = continuous
+    discrete = [path for path in design.paths if path not in continuous]
+    labels = _group_labels(frame, discrete)
+    figure, axes = plt.subplots(1, len(labels), figsize=(4.6 * len(labels), 3.8), squeeze=False, constrained_layout=True)
+    values = frame[metric].where(frame["status"] == OK)
+    finite = values[np.isfinite(values)]
+    limits = (finite.min(), finite.max()) if len(finite) else (0.0, 1.0)
+    image = None
+    for ax, (group, label) in zip(axes[0], labels.items()):
+        rows = frame[frame["group"] == group].assign(value=values)
+        table = rows.pivot_table(index=y_path, columns=x_path, values="value", aggfunc="mean", dropna=False)
+        image = ax.pcolormesh(np.arange(table.shape[1] + 1), np.arange(table.shape[0] + 1), table.to_numpy(),
+                              vmin=limits[0], vmax=limits[1], cmap="viridis")
+        ax.set_xticks(np.arange(table.shape[1]) + 0.5, [f"{v:.3g}" for v in table.columns], fontsize=7)
+        ax.set_yticks(np.arange(table.shape[0]) + 0.5, [f"{v:.3g}" for v in table.index], fontsize=7)
+        units = {p.path: p.unit for p in design.parameters}
+        ax.set_xlabel(_axis_label(x_path, units[x_path]), fontsize=8)
+        ax.set_ylabel(_axis_label(y_path, units[y_path]), fontsize=8)
+        ax.set_title(label, fontsize=9)
+    figure.colorbar(image, ax=axes[0].tolist(), label=_axis_label(metric, unit))
+    return figure

@@ -1,0 +1,129 @@
+"""Grouping points by their discrete choices, and checking each point before it runs."""
+
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+import model
+from pipelines.build import ParameterMap, build_mechanism
+from pipelines.errors import ConfigError
+from sweep import plan
+from sweep.plan import plan_groups
+from sweep.study import load_sweep
+from tests.sweep.test_design import CLEARANCE_RANGE, write_sweep
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+CLEARANCE_VALUES = 'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.5 mm"]'
+
+
+def test_spec_example_has_one_group_per_contact_law():
+    design, base = load_sweep(CONFIGS / "sweep_example.toml")
+    groups = plan_groups(design, base)
+    assert [group.choices for group in groups] == [
+        {"joints.pin.contact.model": "lankarani_nikravesh"},
+        {"joints.pin.contact.model": "flores"},
+    ]
+    points = design.points()
+    for group in groups:
+        assert group.paths == ("joints.pin.clearance", "joints.pin.contact.restitution")
+        assert len(group.points) == 12 and group.runnable.size == 12
+        assert group.settings.solver == "tsit5" and group.settings.t_end == pytest.approx(0.024)
+        assert group.mechanism.clearance_joints[0].contact.model == group.choices["joints.pin.contact.model"]
+        for n, index in enumerate(group.points):
+            assert group.values[n] == pytest.approx([points[index][0].si, points[index][1].si])
+    assert sorted(np.concatenate([g.points for g in groups]).tolist()) == list(range(24))
+
+
+def test_numeric_stiffness_on_a_hertz_base_batches_without_hertz(tmp_path):
+    path = write_sweep(
+        tmp_path, 'design = "grid"',
+        'path = "joints.pin.contact.stiffness"\nvalues = ["6.6e10 N/m^1.5", "1e10 N/m^1.5"]', CLEARANCE_VALUES,
+    )
+    design, base = load_sweep(path)
+    assert base.joints[2].contact.stiffness == "hertz"
+    (group,) = plan_groups(design, base)
+    assert design.parameters[0].unit == "N/m^1.5"
+    assert not group.mechanism.clearance_joints[0].hertz
+    parameters = ParameterMap(group.mechanism, group.paths)
+    for row in group.values:
+        joint = parameters.apply(group.mechanism, row).clearance_joints[0]
+        assert float(joint.stiffness()) == pytest.approx(row[0])
+
+
+def test_invalid_combinations_are_marked_not_refused(tmp_path):
+    # 0.4 mm bearing radius is refused by the base (clearance 0.5 mm) but fits 0.1 mm.
+    path = write_sweep(
+        tmp_path, 'design = "grid"', CLEARANCE_VALUES,
+        'path = "joints.pin.bearing_radius"\nvalues = ["10 mm", "0.4 mm"]',
+    )
+    design, base = load_sweep(path)
+    (group,) = plan_groups(design, base)
+    assert group.problems[:3] == [None, None, None]
+    assert group.problems[3].startswith("invalid: joints.pin.clearance: must be smaller than bearing_radius")
+    assert group.runnable.tolist() == [0, 1, 2]
+
+
+def test_a_value_valid_in_no_combination_is_refused(tmp_path):
+    path = write_sweep(
+        tmp_path, 'design = "grid"', 'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "12 mm"]',
+        'path = "joints.pin.bearing_radius"\nvalues = ["10 mm", "11 mm"]',
+    )
+    design, base = load_sweep(path)
+    with pytest.raises(ConfigError, match="'12 mm' is refused") as caught:
+        plan_groups(design, base)
+    assert caught.value.file == str(path) and caught.value.key == "sweep.parameters.0.values"
+
+
+def test_valid_box_corners_spare_the_per_point_checks(tmp_path, monkeypatch):
+    path = write_sweep(tmp_path, 'design = "grid"', CLEARANCE_RANGE + "\nnum = 5",
+                       'path = "joints.pin.contact.restitution"\nrange = [0.5, 0.9]\nnum = 4')
+    design, base = load_sweep(path)
+    calls = []
+    original = plan._problem
+    monkeypatch.setattr(plan, "_problem", lambda *args: calls.append(args[-1]) or original(*args))
+    (group,) = plan_groups(design, base)
+    assert group.problems == [None] * 20
+    assert len(calls) == 4  # the corners of the clearance x restitution box
+
+
+def test_discrete_only_sweep_runs_one_group_per_solver(tmp_path):
+    path = write_sweep(tmp_path, 'design = "grid"', 'path = "simulation.solver"\nvalues = ["tsit5", "dopri5"]')
+    design, base = load_sweep(path)
+    groups = plan_groups(design, base)
+    assert [g.settings.solver for g in groups] == ["tsit5", "dopri5"]
+    assert all(g.paths == () and g.values.shape == (1, 0) for g in groups)
+    # both groups share the mechanism structure: only the solver differs
+    assert jax.tree_util.tree_structure(groups[0].mechanism) == jax.tree_util.tree_structure(build_mechanism(base))
+
+
+def test_only_continuous_parameters_can_be_sampled(tmp_path):
+    path = write_sweep(tmp_path, 'design = "lhs"\nsamples = 4', 'path = "simulation.rtol"\nrange = [1e-8, 1e-6]')
+    design, base = load_sweep(path)
+    with pytest.raises(ConfigError, match="cannot be sampled") as caught:
+        plan_groups(design, base)
+    assert caught.value.key == "sweep.parameters.0.range"
+
+
+def test_automatic_solver_is_chosen_per_point(tmp_path):
+    """The spec's solver = "auto" picks by the contact period, which the stiffness factor
+    shortens 100-fold at 1e4: those points run in their own group with the implicit choice."""
+    path = write_sweep(
+        tmp_path, 'design = "grid"', 'path = "joints.pin.contact.stiffness_factor"\nvalues = [1.0, 1e4, 1.0e-2]',
+        'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "12 mm"]',  # 12 mm: refused points
+        'path = "joints.pin.bearing_radius"\nvalues = ["10 mm", "15 mm"]',
+    )
+    design, base = load_sweep(path)
+    assert base.simulation.solver == "auto"
+    groups = plan_groups(design, base)
+    by_solver = {group.settings.solver: group for group in groups}
+    assert set(by_solver) == {model.choose_solver(build_mechanism(base), 1e-5), "kvaerno5"} == {"tsit5", "kvaerno5"}
+    stiff = by_solver["kvaerno5"]
+    assert set(stiff.values[stiff.runnable, 0]) == {1e4}
+    explicit = by_solver["tsit5"]
+    assert set(explicit.values[explicit.runnable, 0]) == {1.0, 1e-2}
+    # every point is in exactly one group; the refused ones did not run anywhere
+    assert sorted(np.concatenate([g.points for g in groups]).tolist()) == list(range(12))
+    refused = sum(problem is not None for g in groups for problem in g.problems)
+    assert refused == 3  # 12 mm clearance in a 10 mm bearing, for each stiffness factor
