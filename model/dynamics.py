@@ -52,17 +52,20 @@ def evaluate(mechanism: Mechanism, t, state: State) -> Evaluation:
     q, qd = state.q, state.qd
     generalised_contact, contact = contact_forces(mechanism, q, qd, state.impact_memory)
     applied = gravity_and_torques(mechanism, q) + generalised_contact
-    mass = mass_diagonal(mechanism)
+    inverse_mass = 1.0 / mass_diagonal(mechanism)
     jacobian = constraint_jacobian(mechanism, q, t)
-    num_constraints = jacobian.shape[0]
-    if num_constraints:
-        system = jnp.block([[jnp.diag(mass), jacobian.T], [jacobian, jnp.zeros((num_constraints, num_constraints))]])
-        rhs = jnp.concatenate([applied, acceleration_rhs(mechanism, q, qd, t)])
-        solution = jnp.linalg.solve(system, rhs)
-        qdd, multipliers = solution[: q.size], solution[q.size :]
+    if jacobian.shape[0]:
+        # Schur complement of the augmented system: M is diagonal, so
+        # (J M^-1 J^T) lambda = J M^-1 Q - gamma, then M qdd = Q - J^T lambda. The small SPD
+        # system is solved by an unrolled Cholesky: batched LAPACK calls dominate the cost
+        # of a vmapped sweep on CPU otherwise (docs/BENCHMARKS.md).
+        weighted = jacobian * inverse_mass
+        schur = weighted @ jacobian.T
+        multipliers = spd_solve(schur, weighted @ applied - acceleration_rhs(mechanism, q, qd, t))
+        qdd = inverse_mass * (applied - jacobian.T @ multipliers)
         violation = jnp.max(jnp.abs(constraints(mechanism, q, t)))
     else:
-        qdd, multipliers, violation = applied / mass, jnp.zeros((0,), q.dtype), jnp.zeros((), q.dtype)
+        qdd, multipliers, violation = applied * inverse_mass, jnp.zeros((0,), q.dtype), jnp.zeros((), q.dtype)
     rows = driver_rows(mechanism)
     torques = [
         -multipliers[rows[i]] if driver.kind == "constant_speed" else driver.torque
@@ -70,6 +73,34 @@ def evaluate(mechanism: Mechanism, t, state: State) -> Evaluation:
     ]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), q.dtype)
     return Evaluation(qdd, multipliers, contact, driver_torques, violation)
+
+
+# Above this size the unrolled factorisation costs more to compile than LAPACK costs to run.
+UNROLLED_CHOLESKY_MAX = 16
+
+
+def spd_solve(matrix: Float[Array, "m m"], rhs: Float[Array, " m"]) -> Float[Array, " m"]:
+    """Solve ``matrix x = rhs`` for a small symmetric positive definite ``matrix``.
+
+    Cholesky ``L L^T`` unrolled into scalar operations (the size is static), which
+    vectorises across a ``vmap`` batch instead of calling LAPACK once per member.
+    """
+    size = matrix.shape[0]
+    if size > UNROLLED_CHOLESKY_MAX:
+        return jnp.linalg.solve(matrix, rhs)
+    lower = [[None] * size for _ in range(size)]
+    for j in range(size):
+        diagonal = matrix[j, j] - sum(lower[j][k] ** 2 for k in range(j))
+        lower[j][j] = jnp.sqrt(diagonal)
+        for i in range(j + 1, size):
+            lower[i][j] = (matrix[i, j] - sum(lower[i][k] * lower[j][k] for k in range(j))) / lower[j][j]
+    forward = []
+    for i in range(size):
+        forward.append((rhs[i] - sum(lower[i][k] * forward[k] for k in range(i))) / lower[i][i])
+    solution = [None] * size
+    for i in reversed(range(size)):
+        solution[i] = (forward[i] - sum(lower[k][i] * solution[k] for k in range(i + 1, size))) / lower[i][i]
+    return jnp.stack(solution)
 
 
 def _normal_rates(mechanism: Mechanism, q, qd):

@@ -1,0 +1,393 @@
+"""Sweep throughput on the Flores benchmark: jit + vmap batched diffrax against scipy.
+
+Issue 4 §7. One run measures, on the same machine and the same model (the compiled JAX
+vector field, see ``benchmarks/scipy_peer.py``):
+
+1. a tight reference of the nominal Flores case (2 revolutions, 24 ms) with diffrax's
+   8th-order Dopri8 at rtol = 1e-12, cross-checked by scipy's DOP853 at rtol = 1e-10;
+2. the accuracy of *our* sweep solver (the config's solver and tolerances) against it, on
+   the figures a clearance study reads: first-impact time and speed, and the peak
+   penetration and normal force of each of the first impacts (``scipy_peer.impact_figures``);
+3. for each ``solve_ivp`` method, the loosest tolerance (rtol in decades, atol = rtol *
+   atol/rtol of ours) whose error is no larger than ours; the fastest method at that
+   accuracy is *the* scipy peer, timed on several sweep points;
+4. our throughput: a clearance x restitution grid through ``ParameterMap`` +
+   ``jax.vmap(model.simulate)``, jitted once per chunk size, in chunks (points sorted so
+   that members of a chunk need similar step counts), with the metrics computed inside the
+   compiled function so that only they leave it; best of ``--repeats``;
+5. in a separate process (so its peak RSS is its own), a 100,000-point sweep with a short
+   ``t_end`` and a coarse output interval, in chunks: peak RSS, wall time.
+
+Prints a Markdown report and writes it (plus ``sweep_throughput.json``) to ``--out``.
+Run from the repository root::
+
+    .venv/bin/python benchmarks/sweep_throughput.py            # full run (~30-60 min on 2 cores)
+    .venv/bin/python benchmarks/sweep_throughput.py --quick    # smoke run (< 1 min)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import scipy_peer  # noqa: E402
+
+import model  # noqa: E402
+from pipelines.build import ParameterMap  # noqa: E402
+
+SWEPT_PATHS = ("joints.pin.clearance", "joints.pin.contact.restitution")
+FIGURE_NAMES = ("first_impact_time", "first_impact_velocity", "peak_penetration", "peak_normal_force")
+
+
+# ----------------------------------------------------------------------------- accuracy
+def figure_vector(figures: dict) -> np.ndarray:
+    """The compared figures as one vector (first-impact time and speed, then the peak
+    penetration and normal force of each compared impact)."""
+    return np.concatenate([[figures["first_impact_time"], figures["first_impact_velocity"]],
+                           figures["peak_penetration"], figures["peak_normal_force"]])
+
+
+def relative_error(figures: dict, reference: dict) -> float:
+    """Largest relative error of the figures (inf where an impact is missing or extra)."""
+    ours, ref = figure_vector(figures), figure_vector(reference)
+    if np.any(np.isnan(ours) != np.isnan(ref)):
+        return float("inf")
+    valid = ~np.isnan(ref)
+    return float(np.max(np.abs(ours[valid] - ref[valid]) / np.abs(ref[valid])))
+
+
+def diffrax_figures(mechanism, settings) -> tuple[dict, int]:
+    trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
+    if int(trajectory.result) != 0:
+        raise RuntimeError(f"diffrax {settings.solver}: {model.result_message(int(trajectory.result))}")
+    figures = scipy_peer.impact_figures(trajectory.t, trajectory.penetration[:, 0], trajectory.normal_force[:, 0],
+                                        trajectory.impact_memory[:, 0])
+    return figures, int(trajectory.steps)
+
+
+def match_scipy_tolerances(mechanism, settings, reference, target_error, methods, rtols, atol_ratio,
+                           time_cap, field, log) -> dict:
+    """For each method, scan rtol from loose to tight until the error <= target."""
+    found = {}
+    for method in methods:
+        scans = []
+        for rtol in rtols:
+            result = scipy_peer.solve_with_scipy(mechanism, settings, method, rtol, rtol * atol_ratio, field=field)
+            error = relative_error(result, reference) if result["success"] else float("inf")
+            scans.append({"rtol": rtol, "atol": rtol * atol_ratio, "error": error, "seconds": result["seconds"],
+                          "steps": result["steps"], "nfev": result["nfev"], "njev": result["njev"]})
+            log(f"  {method:7s} rtol={rtol:.0e}: error {error:.2e} (target {target_error:.2e}), "
+                f"{result['seconds']:.2f} s, {result['steps']} steps, nfev {result['nfev']}")
+            if error <= target_error:
+                found[method] = scans[-1] | {"matched": True, "scan": scans}
+                break
+            if result["seconds"] > time_cap:
+                found[method] = scans[-1] | {"matched": False, "scan": scans}
+                log(f"  {method}: stopped scanning (one solve took more than {time_cap:.0f} s)")
+                break
+        else:
+            found[method] = scans[-1] | {"matched": False, "scan": scans}
+    return found
+
+
+# ---------------------------------------------------------------------------- our sweep
+def sweep_grid(clearances: int, restitutions: int) -> np.ndarray:
+    """Clearance (m) x restitution points, sorted by clearance then restitution: the step
+    count follows the clearance mostly, so neighbours in a chunk need similar steps."""
+    c = np.linspace(0.1e-3, 0.5e-3, clearances)
+    e = np.linspace(0.5, 0.99, restitutions)
+    grid = np.stack(np.meshgrid(c, e, indexing="ij"), axis=-1).reshape(-1, 2)
+    return grid[np.lexsort((grid[:, 1], grid[:, 0]))]
+
+
+def batched_sweep(mechanism, settings):
+    """``values [chunk, params] -> (steps, result, figures...)``, jitted; only these small
+    arrays leave the compiled function."""
+    parameters = ParameterMap(mechanism, SWEPT_PATHS)
+    compared = scipy_peer.COMPARED_IMPACTS
+
+    def one(values):
+        member = parameters.apply(mechanism, values)
+        trajectory = model.simulate(member, settings)
+        metrics = model.summary_metrics(member, trajectory)
+        penetration, force = trajectory.penetration[:, 0], trajectory.normal_force[:, 0]
+        onsets = model.metrics.contact_onsets(penetration)
+        episode = jnp.cumsum(onsets).astype(int) * (penetration > 0)
+        peaks = jax.ops.segment_max(jnp.stack([penetration, force], 1), episode, num_segments=compared + 1,
+                                    indices_are_sorted=False)[1:]
+        return {"steps": trajectory.steps, "rejected": trajectory.rejected_steps, "result": trajectory.result,
+                "peaks": peaks, **{k: metrics[k] for k in ("pin.first_impact_time", "pin.max_normal_force")}}
+
+    return jax.jit(jax.vmap(one))
+
+
+def run_chunks(function, points: np.ndarray, chunk: int, progress: bool = True) -> tuple[dict, float]:
+    """Run ``points`` in chunks (the last one padded with copies of its last point)."""
+    outputs = []
+    start = time.perf_counter()
+    for begin in tqdm(range(0, len(points), chunk), desc=f"chunks of {chunk}", unit="chunk", disable=not progress,
+                      file=sys.stderr):
+        block = points[begin:begin + chunk]
+        padded = np.concatenate([block, np.repeat(block[-1:], chunk - len(block), 0)]) if len(block) < chunk else block
+        out = jax.device_get(function(jnp.asarray(padded)))
+        outputs.append(jax.tree_util.tree_map(lambda a: np.asarray(a)[: len(block)], out))
+    seconds = time.perf_counter() - start
+    return jax.tree_util.tree_map(lambda *a: np.concatenate(a), *outputs), seconds
+
+
+def lockstep_efficiency(steps: np.ndarray, chunk: int) -> float:
+    """Mean over chunks of (mean steps / max steps) in the chunk: the share of the batched
+    step work that a member actually needed."""
+    shares = [block.mean() / block.max() for block in np.array_split(steps, range(chunk, len(steps), chunk))]
+    return float(np.mean(shares))
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+# ---------------------------------------------------------------------- the memory run
+def memory_run(args) -> dict:
+    """The 100,000-point sweep with a short t_end, in chunks; returns peak RSS and time."""
+    mechanism, settings = scipy_peer.load_flores(t_end=args.memory_t_end, output_interval=args.memory_output_interval)
+    function = batched_sweep(mechanism, settings)
+    side = int(np.ceil(np.sqrt(args.memory_points)))
+    points = sweep_grid(side, side)[: args.memory_points]
+    start = time.perf_counter()
+    function(jnp.asarray(points[: args.memory_chunk])).__getitem__("steps").block_until_ready()
+    compile_seconds = time.perf_counter() - start
+    out, seconds = run_chunks(function, points, args.memory_chunk)
+    return {
+        "points": int(len(points)), "chunk": args.memory_chunk, "t_end": settings.t_end,
+        "output_interval": settings.output_interval, "compile_and_first_chunk_seconds": compile_seconds,
+        "seconds": seconds, "simulations_per_second": len(points) / seconds,
+        "failed": int(np.sum(out["result"] != 0)), "mean_steps": float(out["steps"].mean()),
+        "lockstep_efficiency": lockstep_efficiency(out["steps"], args.memory_chunk),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+# ------------------------------------------------------------------------------- main
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run (< 1 min), numbers not meaningful")
+    parser.add_argument("--t-end", type=float, default=24e-3, help="s (2 revolutions at 5000 rpm)")
+    parser.add_argument("--output-interval", type=float, default=None, help="s (default: the config's)")
+    parser.add_argument("--grid", type=int, nargs=2, default=(16, 16), metavar=("CLEARANCES", "RESTITUTIONS"))
+    parser.add_argument("--chunks", type=int, nargs="+", default=(16, 64, 256), help="chunk sizes to measure")
+    parser.add_argument("--repeats", type=int, default=2, help="timed repetitions (best is kept)")
+    parser.add_argument("--methods", nargs="+", default=("RK45", "DOP853", "RK23", "LSODA"))
+    parser.add_argument("--rtols", type=float, nargs="+", default=(1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10))
+    parser.add_argument("--scipy-points", type=int, default=3, help="sweep points the scipy peer is timed on")
+    parser.add_argument("--time-cap", type=float, default=120.0, help="s: stop a method's scan beyond this")
+    parser.add_argument("--memory-points", type=int, default=100_000)
+    parser.add_argument("--memory-chunk", type=int, default=4096)
+    parser.add_argument("--memory-t-end", type=float, default=0.2e-3)
+    parser.add_argument("--memory-output-interval", type=float, default=50e-6)
+    parser.add_argument("--memory-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--out", default="outputs/benchmarks/sweep_throughput")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.t_end, args.grid, args.chunks, args.repeats = 0.5e-3, (4, 2), (4,), 1
+        args.methods, args.rtols, args.scipy_points = ("RK45", "DOP853"), (1e-5, 1e-7), 1
+        args.memory_points, args.memory_chunk, args.memory_t_end = 2_000, 1_000, 0.05e-3
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.memory_only:
+        print(json.dumps(memory_run(args)))
+        return 0
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+
+    def log(text: str) -> None:
+        print(text, flush=True)
+
+    report: dict = {"argv": sys.argv[1:], "python": platform.python_version(), "jax": jax.__version__,
+                    "cpus": os.cpu_count(), "load_before": os.getloadavg()}
+    changes = {"t_end": args.t_end}
+    if args.output_interval is not None:
+        changes["output_interval"] = args.output_interval
+    mechanism, settings = scipy_peer.load_flores(**changes)
+    log(f"Flores benchmark, t_end = {settings.t_end * 1e3:g} ms, output every {settings.output_interval * 1e6:g} us, "
+        f"ours: {settings.solver} rtol={settings.rtol:g} atol={settings.atol:g}; load {os.getloadavg()}")
+
+    # 1-2. reference and our accuracy
+    reference, reference_steps = diffrax_figures(mechanism, eqx_replace(settings, solver="dopri8", rtol=1e-12, atol=1e-15))
+    ours, our_steps = diffrax_figures(mechanism, settings)
+    target = relative_error(ours, reference)
+    field = scipy_peer.compile_field(mechanism, with_jacobian=any(m in scipy_peer.IMPLICIT_METHODS for m in args.methods))
+    check = scipy_peer.solve_with_scipy(mechanism, settings, "DOP853", 1e-10, 1e-13, field=field)
+    report["reference"] = {"solver": "diffrax dopri8 rtol=1e-12 atol=1e-15", "steps": reference_steps,
+                           "figures": jsonable(reference),
+                           "scipy_DOP853_1e-10_error": relative_error(check, reference)}
+    report["ours"] = {"solver": settings.solver, "rtol": settings.rtol, "atol": settings.atol, "steps": our_steps,
+                      "error": target, "figures": jsonable(ours)}
+    log(f"reference (dopri8 1e-12): {reference_steps} steps; scipy DOP853 1e-10 differs by "
+        f"{report['reference']['scipy_DOP853_1e-10_error']:.1e}; ours ({settings.solver}): error {target:.2e}")
+
+    # 3. scipy: matched tolerance per method, the fastest, timed on sweep points
+    overhead = scipy_peer.call_overhead(field, calls=200 if args.quick else 3000)
+    inside = float("nan") if args.quick else scipy_peer.in_xla_evaluation_seconds(mechanism, calls=3000)
+    report["rhs_call"] = overhead | {"in_xla_evaluation_seconds": inside, "compile_seconds": field.compile_seconds}
+    log(f"RHS per call from Python {overhead['python_call_seconds'] * 1e6:.1f} us (trivial jitted call "
+        f"{overhead['trivial_jit_call_seconds'] * 1e6:.1f} us; inside XLA {inside * 1e6:.2f} us)")
+    matched = match_scipy_tolerances(mechanism, settings, reference, target, args.methods, args.rtols,
+                                     settings.atol / settings.rtol, args.time_cap, field, log)
+    report["scipy_methods"] = matched
+    candidates = {m: r for m, r in matched.items() if r["matched"]}
+    if not candidates:
+        log("no scipy method reached our accuracy; using the most accurate one")
+        candidates = {min(matched, key=lambda m: matched[m]["error"]): min(matched.values(), key=lambda r: r["error"])}
+    fastest = min(candidates, key=lambda m: candidates[m]["seconds"])
+    rtol, atol = candidates[fastest]["rtol"], candidates[fastest]["atol"]
+    points = sweep_grid(*args.grid)
+    timed_points = points[np.linspace(0, len(points) - 1, args.scipy_points).round().astype(int)]
+    parameters = ParameterMap(mechanism, SWEPT_PATHS)
+    scipy_seconds, scipy_steps, scipy_cpu = [], [], []
+    for values in timed_points:
+        member = parameters.apply(mechanism, jnp.asarray(values))
+        best, cpu = np.inf, 0.0
+        for _ in range(args.repeats):
+            cpu_start = cpu_seconds()
+            result = scipy_peer.solve_with_scipy(member, settings, fastest, rtol, atol, field=field)
+            if result["seconds"] < best:
+                best, cpu = result["seconds"], cpu_seconds() - cpu_start
+        scipy_seconds.append(best)
+        scipy_steps.append(result["steps"])
+        scipy_cpu.append(cpu)
+        log(f"scipy {fastest} rtol={rtol:.0e} at clearance {values[0] * 1e3:.3f} mm, e {values[1]:.3f}: "
+            f"{best:.2f} s, {result['steps']} steps")
+    scipy_rate = len(scipy_seconds) / sum(scipy_seconds)
+    report["scipy"] = {"method": fastest, "rtol": rtol, "atol": atol, "points": timed_points.tolist(),
+                       "seconds": scipy_seconds, "steps": scipy_steps, "cpu_seconds": scipy_cpu,
+                       "simulations_per_second": scipy_rate,
+                       "cores_used": sum(scipy_cpu) / sum(scipy_seconds)}
+
+    # 4. our batched sweep
+    ours_runs = []
+    for chunk in args.chunks:
+        function = batched_sweep(mechanism, settings)
+        start = time.perf_counter()
+        jax.block_until_ready(function(jnp.asarray(np.resize(points, (chunk, 2)))))
+        compile_seconds = time.perf_counter() - start
+        best, best_out, cpu = np.inf, None, 0.0
+        for _ in range(args.repeats):
+            cpu_start = cpu_seconds()
+            sweep_out, seconds = run_chunks(function, points, chunk)
+            if seconds < best:
+                best, best_out, cpu = seconds, sweep_out, cpu_seconds() - cpu_start
+        steps = best_out["steps"]
+        shuffled = np.random.default_rng(0).permutation(steps)
+        run = {"chunk": chunk, "points": int(len(points)), "seconds": best, "compile_and_first_chunk_seconds": compile_seconds,
+               "simulations_per_second": len(points) / best, "cores_used": cpu / best,
+               "mean_steps": float(steps.mean()), "max_steps": int(steps.max()), "min_steps": int(steps.min()),
+               "mean_rejected": float(best_out["rejected"].mean()), "failed": int(np.sum(best_out["result"] != 0)),
+               "lockstep_efficiency": lockstep_efficiency(steps, chunk),
+               "lockstep_efficiency_unsorted": lockstep_efficiency(shuffled, chunk),
+               # bound for bucketing by a step-count predictor (e.g. a short pilot run)
+               "lockstep_efficiency_sorted_by_steps": lockstep_efficiency(np.sort(steps), chunk),
+               "points_values": points.tolist(), "steps_per_point": steps.tolist()}
+        ours_runs.append(run)
+        log(f"ours chunk {chunk}: {run['simulations_per_second']:.2f} sims/s ({best:.1f} s for {len(points)}), "
+            f"compile+first chunk {compile_seconds:.1f} s, steps mean {run['mean_steps']:.0f} max {run['max_steps']}, "
+            f"lockstep {run['lockstep_efficiency']:.2f} (unsorted {run['lockstep_efficiency_unsorted']:.2f}, "
+            f"sorted by steps {run['lockstep_efficiency_sorted_by_steps']:.2f}), "
+            f"failed {run['failed']}")
+    best_run = max(ours_runs, key=lambda r: r["simulations_per_second"])
+    report["ours_sweep"] = ours_runs
+    report["ratio"] = best_run["simulations_per_second"] / scipy_rate
+    report["ratio_per_cpu_second"] = (best_run["simulations_per_second"] / best_run["cores_used"]) / (
+        scipy_rate / report["scipy"]["cores_used"])
+    log(f"RATIO ours/scipy = {report['ratio']:.1f}x (per CPU-second {report['ratio_per_cpu_second']:.1f}x)")
+
+    # 5. memory run in its own process
+    if not args.skip_memory:
+        command = [sys.executable, __file__, "--memory-only", "--memory-points", str(args.memory_points),
+                   "--memory-chunk", str(args.memory_chunk), "--memory-t-end", str(args.memory_t_end),
+                   "--memory-output-interval", str(args.memory_output_interval)]
+        completed = subprocess.run(command, capture_output=True, text=True, check=True)
+        report["memory_run"] = json.loads(completed.stdout.strip().splitlines()[-1])
+        report["memory_run"]["command"] = " ".join(["python", "benchmarks/sweep_throughput.py"] + command[2:])
+        memory = report["memory_run"]
+        log(f"memory run: {memory['points']} points in chunks of {memory['chunk']}, t_end {memory['t_end'] * 1e3:g} ms: "
+            f"{memory['seconds']:.1f} s, peak RSS {memory['peak_rss_bytes'] / 2**30:.2f} GiB, failed {memory['failed']}")
+    report["load_after"] = os.getloadavg()
+    (out / "sweep_throughput.json").write_text(json.dumps(report, indent=2, default=float))
+    (out / "sweep_throughput.md").write_text(markdown(report))
+    print(markdown(report))
+    return 0
+
+
+def eqx_replace(settings, **changes):
+    import dataclasses
+
+    return dataclasses.replace(settings, **changes)
+
+
+def jsonable(figures: dict) -> dict:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in figures.items() if k in FIGURE_NAMES}
+
+
+def markdown(report: dict) -> str:
+    scipy, best = report["scipy"], max(report["ours_sweep"], key=lambda r: r["simulations_per_second"])
+    rows = ["| chunk | sims/s | steps mean / max | lockstep eff. (sorted / unsorted) | compile + 1st chunk (s) | CPU cores used |",
+            "|---:|---:|---:|---:|---:|---:|"]
+    for run in report["ours_sweep"]:
+        rows.append(f"| {run['chunk']} | {run['simulations_per_second']:.2f} | {run['mean_steps']:.0f} / {run['max_steps']} | "
+                    f"{run['lockstep_efficiency']:.2f} / {run['lockstep_efficiency_unsorted']:.2f} | "
+                    f"{run['compile_and_first_chunk_seconds']:.1f} | {run['cores_used']:.2f} |")
+    methods = ["| method | rtol | error | s / sim | steps | nfev | matched |", "|---|---:|---:|---:|---:|---:|---|"]
+    for name, r in report["scipy_methods"].items():
+        methods.append(f"| {name} | {r['rtol']:.0e} | {r['error']:.2e} | {r['seconds']:.2f} | {r['steps']} | {r['nfev']} | "
+                       f"{'yes' if r['matched'] else 'no'} |")
+    text = [
+        f"**Ratio: {report['ratio']:.1f}x** simulations per second, ours (chunk {best['chunk']}) over scipy "
+        f"`solve_ivp` {scipy['method']} (rtol {scipy['rtol']:.0e}) at the same accuracy "
+        f"(per CPU-second: {report['ratio_per_cpu_second']:.1f}x).",
+        "",
+        f"- ours: {best['simulations_per_second']:.2f} sims/s; scipy: {scipy['simulations_per_second']:.3f} sims/s "
+        f"({np.mean(scipy['seconds']):.2f} s per simulation, {np.mean(scipy['steps']):.0f} steps)",
+        f"- accuracy (max relative error of the first-impact figures against diffrax dopri8 at rtol 1e-12): ours "
+        f"{report['ours']['error']:.2e} ({report['ours']['solver']}, rtol {report['ours']['rtol']:g}); reference "
+        f"cross-check scipy DOP853 1e-10: {report['reference']['scipy_DOP853_1e-10_error']:.1e}",
+        f"- RHS call from Python: {report['rhs_call']['python_call_seconds'] * 1e6:.0f} us; trivial jitted call "
+        f"{report['rhs_call']['trivial_jit_call_seconds'] * 1e6:.0f} us; one evaluation inside XLA "
+        f"{report['rhs_call']['in_xla_evaluation_seconds'] * 1e6:.1f} us",
+        f"- load average before / after: {report['load_before']} / {report['load_after']}",
+        "",
+        *rows,
+        "",
+        *methods,
+    ]
+    if "memory_run" in report:
+        memory = report["memory_run"]
+        text += ["", f"Memory run: {memory['points']} points in chunks of {memory['chunk']}, t_end "
+                     f"{memory['t_end'] * 1e3:g} ms, output every {memory['output_interval'] * 1e6:g} us: "
+                     f"peak RSS **{memory['peak_rss_bytes'] / 2**30:.2f} GiB**, {memory['seconds']:.0f} s "
+                     f"({memory['simulations_per_second']:.0f} sims/s), mean steps {memory['mean_steps']:.0f}, "
+                     f"lockstep {memory['lockstep_efficiency']:.2f}, failed {memory['failed']}."]
+    return "\n".join(text) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
