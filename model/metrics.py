@@ -18,6 +18,17 @@ from .mechanism import Mechanism
 from .simulate import Trajectory
 from .timescales import contact_periods
 
+# The contract's metrics (CONTRACT.md), with their dimensions (pipelines.units names).
+JOINT_METRICS = {
+    "max_normal_force": "force",
+    "max_penetration": "length",
+    "first_impact_time": "time",
+    "first_impact_velocity": "velocity",
+    "num_impacts": "dimensionless",
+    "contact_fraction": "dimensionless",
+}
+BODY_METRICS = {"max_abs_ax": "acceleration", "max_abs_ay": "acceleration"}
+
 # A contact episode longer than this many contact periods counts as continuous contact
 # rather than an impact.
 CONTINUOUS_CONTACT_PERIODS = 5.0

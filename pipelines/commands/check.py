@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from model.metrics import BODY_METRICS, JOINT_METRICS  # noqa: F401  (the contract's; re-exported)
+
 from ..config import (
     MechanismConfig,
     load_mechanism,
@@ -23,16 +25,6 @@ from ..config import (
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si, si_unit
 
-# Per clearance joint / per body metrics of summary.json (CONTRACT.md), with their dimensions.
-JOINT_METRICS = {
-    "max_normal_force": "force",
-    "max_penetration": "length",
-    "first_impact_time": "time",
-    "first_impact_velocity": "velocity",
-    "num_impacts": "dimensionless",
-    "contact_fraction": "dimensionless",
-}
-BODY_METRICS = {"max_abs_ax": "acceleration", "max_abs_ay": "acceleration"}
 # timeseries.parquet columns (CONTRACT.md), per body / clearance joint / driver.
 BODY_SIGNALS = ("x", "y", "theta", "vx", "vy", "omega", "ax", "ay", "alpha")
 JOINT_SIGNALS = ("ex", "ey", "penetration", "normal_force", "tangential_force", "slip_velocity")
@@ -129,7 +121,10 @@ def _check_interval(bounds: list[Any], file: str, key: str) -> None:
 
 
 def _metric_dimensions(mechanism: MechanismConfig) -> dict[str, str]:
-    """Every summary metric the mechanism produces, with its dimension."""
+    """Every metric a constraint may name (the contract's and the design pipeline's), with
+    its dimension."""
+    from ..design.performance import BODY_METRICS, JOINT_METRICS
+
     metrics = {
         f"{joint.name}.{metric}": dimension
         for joint in mechanism.clearance_joints

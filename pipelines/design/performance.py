@@ -31,22 +31,15 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 import model
+from model import metrics as model_metrics
 from model.mechanism import Mechanism
 from model.simulate import SolverSettings, Trajectory
 
 # metric -> dimension (pipelines.units names), per clearance joint and per body.
-JOINT_METRICS = {
-    "max_normal_force": "force",
-    "max_penetration": "length",
-    "first_impact_time": "time",
-    "first_impact_velocity": "velocity",
-    "num_impacts": "dimensionless",
-    "contact_fraction": "dimensionless",
-    "impact_fraction": "dimensionless",
-}
+# The contract's metrics plus the design pipeline's own.
+JOINT_METRICS = {**model_metrics.JOINT_METRICS, "impact_fraction": "dimensionless"}
 BODY_METRICS = {
-    "max_abs_ax": "acceleration",
-    "max_abs_ay": "acceleration",
+    **model_metrics.BODY_METRICS,
     "rms_acceleration_error": "acceleration",
     "max_position_error": "length",
 }
