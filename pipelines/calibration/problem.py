@@ -44,7 +44,6 @@ class CalibrationProblem(eqx.Module):
     """Residuals of the fitted parameters (see the module docstring)."""
 
     mechanism: Mechanism
-    parameter_map: ParameterMap  # the mechanism paths among the fitted parameters
     transform: ParameterTransform
     record_times: Float[Array, " samples"]  # s, record time
     loss: eqx.Module  # TimeDomainLoss | SpectralLoss | PeakLoss
@@ -52,13 +51,20 @@ class CalibrationProblem(eqx.Module):
     fixed_offset: Float[Array, ""]  # s; used when the offset is not fitted
     settings: SolverSettings = eqx.field(static=True)
     signal_names: tuple[str, ...] = eqx.field(static=True)
+    # The mechanism paths among the fitted parameters. Kept as strings (hashed by value) and
+    # turned into setters while tracing, so that two problems loaded from the same config
+    # share one compiled evaluation.
+    mechanism_paths: tuple[str, ...] = eqx.field(static=True)
     mechanism_indices: tuple[int, ...] = eqx.field(static=True)  # positions of the mechanism paths in x
     offset_index: int | None = eqx.field(static=True)  # position of the time offset in x, if fitted
 
     def predict(self, x: Float[Array, " p"]) -> Prediction:
         """Simulate with the physical values ``x`` (SI) and sample the signals at the record's
         times shifted by the offset (simulation time = record time + offset)."""
-        mechanism = self.parameter_map.apply(self.mechanism, x[jnp.asarray(self.mechanism_indices, int)]) if self.mechanism_indices else self.mechanism
+        mechanism = self.mechanism
+        if self.mechanism_paths:
+            values = x[jnp.asarray(self.mechanism_indices, int)]
+            mechanism = ParameterMap(mechanism, self.mechanism_paths).apply(mechanism, values)
         trajectory = model.simulate(mechanism, self.settings)
         offset = self.fixed_offset if self.offset_index is None else x[self.offset_index]
         signals = sample_at(trajectory.t, trajectory_signals(mechanism, trajectory, self.signal_names), self.record_times + offset)

@@ -276,13 +276,15 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     for key in ("steps", "starts", "memory_size", "linesearch_steps"):
         _integer(optimizer_table, key, getattr(options, key), file, "optimizer")
     _integer(optimizer_table, "seed", options.seed, file, "optimizer", minimum=0)
-    for key in ("learning_rate", "gradient_tolerance", "step_tolerance"):
+    for key in ("learning_rate", "gradient_tolerance", "step_tolerance", "damping"):
         _number(optimizer_table, key, getattr(options, key), file, "optimizer")
     _number(optimizer_table, "spread", options.spread, file, "optimizer")
     _number(optimizer_table, "tolerance", options.tolerance, file, "optimizer")
     if options.patience is not None:
         _integer(optimizer_table, "patience", options.patience, file, "optimizer")
     gradient_mode = options.gradient_mode(len(parameters))
+    if options.name == "levenberg_marquardt" and gradient_mode != "forward":
+        raise ConfigError(file, "optimizer.gradient", "levenberg_marquardt needs the residual Jacobian: use gradient = \"forward\" (or \"auto\")")
     settings = solver_settings(mechanism_config, mechanism, adjoint="forward" if gradient_mode == "forward" else "checkpoint")
 
     # --- the record must lie inside the simulated time for every allowed offset
@@ -357,10 +359,16 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     if kind != "time":
         noise_known = False  # the residuals are log ratios, not noise-scaled differences
 
-    mechanism_paths = [p.path for p in parameters if p.path != TIME_OFFSET_PATH]
+    mechanism_paths = tuple(p.path for p in parameters if p.path != TIME_OFFSET_PATH)
+    for index, parameter in enumerate(parameters):
+        if parameter.path != TIME_OFFSET_PATH:
+            try:
+                ParameterMap(mechanism, [parameter.path], source=file)
+            except ConfigError as error:
+                raise ConfigError(file, f"fit.{index}.path", f"{parameter.path!r}: {error.message}") from None
     problem = CalibrationProblem(
         mechanism=mechanism,
-        parameter_map=ParameterMap(mechanism, mechanism_paths, source=file),
+        mechanism_paths=mechanism_paths,
         transform=ParameterTransform(parameters),
         record_times=jnp.asarray(record.times),
         loss=loss,

@@ -22,7 +22,7 @@ def test_memory_tracks_while_apart_and_freezes_in_contact():
     relaxing = impact_memory_rate(jnp.array(-1e-6), jnp.array(2.0), jnp.array(0.0), jnp.array(1.0), 1e-5)
     assert float(relaxing) == pytest.approx(1e5)  # removes an offset at rate 1/tau
     frozen = impact_memory_rate(jnp.array(1e-6), jnp.array(2.0), jnp.array(5.0), jnp.array(1.0), 1e-5)
-    assert float(frozen) == 0.0
+    assert abs(float(frozen)) < 1e-15  # 1 um deep: the smoothed switch (20 nm) is closed
     assert float(impact_velocity(jnp.array(1e-9), 1e-3)) == 1e-3  # floored in persistent contact
     assert float(impact_velocity(jnp.array(3.0), 1e-3)) == 3.0
 

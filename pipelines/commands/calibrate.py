@@ -1,0 +1,144 @@
+"""``clearance calibrate CONFIG``: fit contact parameters to a measured record.
+
+Writes ``calibration.json`` (contract: ``parameters``, ``initial``, ``loss``, ``history``,
+``converged``; plus uncertainty, correlation, per-start results, warnings, timings) and the
+plots ``loss_history.png``, ``signals.png`` and ``correlation.png``. See docs/calibration.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..io import default_output_dir, write_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--optimizer", choices=("adam", "lbfgs", "levenberg_marquardt"), default=None,
+                        help="override [optimizer] name")
+    parser.add_argument("--steps", type=int, default=None, help="override [optimizer] steps")
+    parser.add_argument("--starts", type=int, default=None, help="override [optimizer] starts")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..calibration import fit, gauss_newton, load_calibration, report
+    from ..calibration.problem import residual_jacobian
+    from ..calibration.signals import signal_units
+    from ..errors import ConfigError
+
+    calibration = load_calibration(args.config, args.overrides)
+    changes = {key: value for key, value in (("name", args.optimizer), ("steps", args.steps), ("starts", args.starts)) if value is not None}
+    for key in ("steps", "starts"):
+        if key in changes and changes[key] < 1:
+            raise ConfigError("--" + key, "", f"expected an integer >= 1, got {changes[key]}")
+    options = dataclasses.replace(calibration.options, **changes)
+    if options.name == "levenberg_marquardt" and calibration.gradient_mode != "forward":
+        raise ConfigError(str(args.config), "optimizer.gradient", "levenberg_marquardt needs gradient = \"forward\"")
+    out = default_output_dir("calibrate", args.config, args.out)
+    problem, transform = calibration.problem, calibration.problem.transform
+    paths = calibration.paths
+
+    starts = transform.starts(options.starts, options.spread, options.seed)
+    result = fit(problem, starts, options, progress=not args.no_progress)
+    best = result.best
+    physical = lambda u: np.asarray(transform.to_physical(jnp.asarray(u)))  # noqa: E731
+    best_x = physical(result.final_points[best])
+    if not np.isfinite(result.losses[best]):
+        raise ConfigError(str(args.config), "", "every start failed: the solver failed at all starting points (see [simulation])")
+
+    # Gauss–Newton at the optimum, in physical units (dr/dx = dr/du / (dx/du))
+    if result.last.jacobian is not None:
+        residual, jacobian_u = result.last.residuals[best], result.last.jacobian[best]
+    else:  # reverse mode: one forward-mode Jacobian at the optimum
+        forward = dataclasses.replace(problem, settings=dataclasses.replace(problem.settings, adjoint="forward"))
+        residual, jacobian_u = (np.asarray(a) for a in residual_jacobian(forward, jnp.asarray(result.final_points[best])))
+    derivative = np.asarray(transform.derivative(jnp.asarray(result.final_points[best])))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        jacobian_x = np.where(derivative != 0, jacobian_u / derivative[None, :], 0.0)
+    uncertainty = gauss_newton(
+        paths, best_x, residual, jacobian_x, problem.loss.count, calibration.noise_known,
+        calibration.independent_fraction, transform.scaled_position(best_x),
+    )
+    warnings = list(calibration.warnings) + uncertainty.warnings
+    if not result.converged[best]:
+        warnings.append(f"the best start did not converge: {result.reasons[best]}")
+    solutions = np.array([physical(u) for u in result.final_points])
+    finite = np.isfinite(result.losses)
+    if finite.sum() > 1:
+        close = np.abs(result.losses[finite] - result.losses[best]) <= 0.05 * result.losses[best] + 1e-300
+        spread = np.ptp(np.log(np.abs(solutions[finite][close]) + 1e-300), axis=0) if close.sum() > 1 else np.zeros(len(paths))
+        distinct = int(np.sum(~close))
+        if distinct:
+            warnings.append(f"{distinct} of {int(finite.sum())} starts ended in other local minima (loss > 1.05 x best): the loss landscape is rough; see docs/calibration.md")
+
+    initial = dict(zip(paths, (p.initial for p in calibration.parameters)))
+    summary = {
+        "parameters": dict(zip(paths, best_x.tolist())),
+        "initial": initial,
+        "loss": float(result.losses[best]),
+        "history": result.histories[best],
+        "converged": bool(result.converged[best]),
+        "uncertainty": uncertainty.as_dict(),
+        "correlation": {"paths": list(paths), "matrix": uncertainty.correlation.tolist()},
+        "warnings": warnings,
+        "best_start": best,
+        "starts": [
+            {
+                "initial": dict(zip(paths, physical(result.start_points[s]).tolist())),
+                "parameters": dict(zip(paths, solutions[s].tolist())),
+                "loss": float(result.losses[s]),
+                "converged": bool(result.converged[s]),
+                "reason": result.reasons[s],
+                "steps": int(result.steps_taken[s]),
+                "history": result.histories[s],
+            }
+            for s in range(len(result.losses))
+        ],
+        "optimizer": {**dataclasses.asdict(options), "gradient": calibration.gradient_mode},
+        "loss_function": {
+            "kind": calibration.loss_kind,
+            "windows": [list(w) for w in calibration.windows],
+            "residuals": problem.loss.count,
+            "noise_scaled": calibration.noise_known,
+        },
+        "data": {
+            "path": str(calibration.record.path),
+            "signals": list(problem.signal_names),
+            "samples": calibration.record.num_samples,
+            "t_first": float(calibration.record.times[0]),
+            "t_last": float(calibration.record.times[-1]),
+            "lowpass": None if problem.lowpass is None else {"cutoff": problem.lowpass.cutoff, "order": problem.lowpass.order},
+        },
+        "solver": {
+            "name": problem.settings.solver,
+            "t_end": problem.settings.t_end,
+            "steps": float(result.last.prediction.steps[best]),
+            "status": "ok" if bool(result.last.prediction.ok[best]) else "failed",
+        },
+        "evaluations": result.evaluations,
+        "first_evaluation_seconds": result.first_call_seconds,
+        "fit_seconds": result.fit_seconds,
+    }
+    write_json(out / "calibration.json", summary)
+
+    units = signal_units(problem.mechanism)
+    report.plot_loss_history(result.histories, best, out / "loss_history.png")
+    report.plot_signals(
+        calibration.record.times, problem.signal_names, [units[n] for n in problem.signal_names],
+        calibration.record.values, calibration.measured, result.first.prediction.signals[0],
+        result.last.prediction.signals[best], calibration.windows, problem.lowpass is not None, out / "signals.png",
+    )
+    report.plot_correlation(paths, uncertainty.correlation, out / "correlation.png")
+
+    for path, value, std in zip(paths, best_x, uncertainty.std):
+        print(f"{path} = {value:.6g} ± {std:.2g} (initial {initial[path]:.6g})")
+    print(f"loss {result.losses[best]:.6g}, converged: {bool(result.converged[best])}, "
+          f"{result.evaluations} evaluations in {result.fit_seconds:.1f} s; wrote {out}/calibration.json")
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
