@@ -19,13 +19,12 @@ WINDOW = dict(t_end=3.0e-4, output_interval=5e-6, solver="tsit5")
 TIGHT = dict(rtol=1e-11, atol=1e-14)  # finite differences need a nearly exact solve
 AD = dict(rtol=1e-9, atol=1e-12)
 RELATIVE_STEP = 1e-5
-AGREEMENT = 2e-3  # relative, restitution and mass
-# The clearance moves the contact onset, where the impact memory's rate switches
-# discontinuously (model/memory.py). Differentiating the solve without an event misses the
-# saltation term of that switch: measured 2.5 % off the finite difference (forward and
-# reverse agree with each other to 1e-8). Documented in docs/integration.md.
-ONSET_AGREEMENT = 5e-2
-MODES_AGREE = 1e-6
+# Measured: all three derivatives within 7e-6 of the finite differences. The clearance,
+# which moves the contact onset, needed the smoothed memory switch (model/memory.py): with
+# a hard switch it was 2.5 % off (the missed saltation term).
+AGREEMENT = 1e-4
+# forward and reverse differentiate the same adaptive solve; measured 1.1e-5 apart
+MODES_AGREE = 5e-5
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +74,7 @@ def gradients(problem):
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_mode_matches_finite_differences(gradients, finite_differences, mode):
     grad = gradients[mode]
-    np.testing.assert_allclose(grad[:2], finite_differences[:2], rtol=AGREEMENT)
-    np.testing.assert_allclose(grad[2], finite_differences[2], rtol=ONSET_AGREEMENT)
+    np.testing.assert_allclose(grad, finite_differences, rtol=AGREEMENT)
 
 
 def test_reverse_and_forward_agree(gradients):

@@ -11,7 +11,6 @@ import json
 import shutil
 from pathlib import Path
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
