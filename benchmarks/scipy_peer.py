@@ -45,7 +45,8 @@ from jax.flatten_util import ravel_pytree
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import model  # noqa: E402
-from model.dynamics import State, evaluate, initial_state, vector_field  # noqa: E402
+from model.dynamics import State, initial_state, vector_field  # noqa: E402
+from model.simulate import trajectory_from_states  # noqa: E402
 from model.mechanism import Mechanism  # noqa: E402
 from model.metrics import contact_onsets  # noqa: E402
 
@@ -142,30 +143,6 @@ def _counting(method: str) -> type:
 
     Counting.__name__ = f"Counting{method}"
     return Counting
-
-
-def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, result=0) -> model.Trajectory:
-    """Post-process states at the output times exactly like :func:`model.simulate`."""
-    outputs = jax.vmap(lambda t_, y_: evaluate(mechanism, t_, y_))(t, states)
-    return model.Trajectory(
-        t=t,
-        q=states.q,
-        qd=states.qd,
-        qdd=outputs.qdd,
-        impact_memory=states.impact_memory,
-        driver_work=states.driver_work,
-        eccentricity=outputs.contact.eccentricity,
-        penetration=outputs.contact.penetration,
-        normal_rate=outputs.contact.normal_rate,
-        slip_velocity=outputs.contact.slip_velocity,
-        normal_force=outputs.contact.normal_force,
-        tangential_force=outputs.contact.tangential_force,
-        driver_torques=outputs.driver_torques,
-        constraint_violation=outputs.constraint_violation,
-        steps=jnp.asarray(steps),
-        rejected_steps=jnp.asarray(0),
-        result=jnp.asarray(result),
-    )
 
 
 def impact_figures(t, penetration, normal_force, impact_memory, impacts: int = COMPARED_IMPACTS) -> dict[str, Any]:

@@ -208,10 +208,18 @@ def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | N
     never raises under ``jit``. ``rtol``/``atol``: see :func:`solve`.
     """
     solution = solve(mechanism, settings, rtol=rtol, atol=atol)
-    states: State = solution.ys
-    outputs = jax.vmap(lambda t, y: evaluate(mechanism, t, y))(solution.ts, states)
+    return trajectory_from_states(
+        mechanism, solution.ts, solution.ys, solution.stats["num_steps"], solution.stats["num_rejected_steps"],
+        solution.result._value,
+    )
+
+
+def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, rejected_steps=0, result=0) -> Trajectory:
+    """Accelerations, contact forces and driver torques at the saved ``states``: the
+    post-processing of :func:`simulate`, also used for states from other integrators."""
+    outputs = jax.vmap(lambda t_, y_: evaluate(mechanism, t_, y_))(t, states)
     return Trajectory(
-        t=solution.ts,
+        t=t,
         q=states.q,
         qd=states.qd,
         qdd=outputs.qdd,
@@ -225,9 +233,9 @@ def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | N
         tangential_force=outputs.contact.tangential_force,
         driver_torques=outputs.driver_torques,
         constraint_violation=outputs.constraint_violation,
-        steps=solution.stats["num_steps"],
-        rejected_steps=solution.stats["num_rejected_steps"],
-        result=solution.result._value,
+        steps=jnp.asarray(steps),
+        rejected_steps=jnp.asarray(rejected_steps),
+        result=jnp.asarray(result),
     )
 
 
