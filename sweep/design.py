@@ -6,6 +6,8 @@ Format (contract: ``shared/spec/sweep_example.toml``)::
     design = "grid"            # grid | lhs | sobol
     samples = 256              # lhs and sobol: number of sampled points
     seed = 0                   # lhs and sobol: generator seed
+    sensitivity = false        # extension, sobol only: SALib Saltelli samples, samples * (D + 2) points, Sobol' indices
+    derivatives = []           # extension: metrics to differentiate w.r.t. the continuous paths (forward mode)
 
     [[sweep.parameters]]
     path = "joints.pin.clearance"
@@ -44,7 +46,7 @@ from pipelines.units import UnitError, quantity_to_si
 
 DESIGNS = ("grid", "lhs", "sobol")
 SCALES = ("linear", "log")
-SWEEP_KEYS = ("design", "samples", "seed", "parameters")
+SWEEP_KEYS = ("design", "samples", "seed", "parameters", "sensitivity", "derivatives")
 PARAMETER_KEYS = ("path", "values", "range", "num", "scale")
 PIPELINE_KEYS = ("base", "sweep", "simulation")
 
@@ -93,6 +95,12 @@ class SweepDesign:
     samples: int | None = None
     seed: int = 0
     source: str = ""
+    sensitivity: bool = False  # sobol only: Saltelli samples (SALib) and Sobol' indices
+    derivatives: tuple[str, ...] = ()  # metrics whose derivatives w.r.t. the continuous paths are wanted
+
+    @property
+    def sampled_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.sampled)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -115,9 +123,12 @@ class SweepDesign:
         """``samples`` rows of the sampled parameters (one empty row when there are none)."""
         if not sampled:
             return [()]
-        unit_points = unit_samples(self.kind, len(sampled), self.samples, self.seed)
+        if self.sensitivity:
+            unit_points = saltelli_unit_samples(len(sampled), self.samples, self.seed)
+        else:
+            unit_points = unit_samples(self.kind, len(sampled), self.samples, self.seed)
         columns = [scale_unit_samples(unit_points[:, i], p.bounds, p.scale) for i, p in enumerate(sampled)]
-        return [tuple(p.level(column[n]) for p, column in zip(sampled, columns)) for n in range(self.samples)]
+        return [tuple(p.level(column[n]) for p, column in zip(sampled, columns)) for n in range(len(unit_points))]
 
 
 def raw_quantity(si_value: float, unit: str) -> Any:
@@ -139,6 +150,18 @@ def unit_samples(kind: str, dimensions: int, samples: int, seed: int) -> np.ndar
         # (docs/sweep.md says so), so scipy's warning is not passed on.
         warnings.simplefilter("ignore", UserWarning)
         return engine.random(samples)
+
+
+def saltelli_unit_samples(dimensions: int, samples: int, seed: int) -> np.ndarray:
+    """SALib's Sobol'-sequence Saltelli design in the unit cube: ``samples * (dimensions + 2)``
+    rows (first-order and total indices; Saltelli et al., Comput. Phys. Commun. 181, 2010),
+    in the order ``SALib.analyze.sobol`` expects."""
+    from SALib.sample import sobol as salib_sobol
+
+    problem = {"num_vars": dimensions, "names": [f"x{i}" for i in range(dimensions)], "bounds": [[0.0, 1.0]] * dimensions}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SALib warns for non-powers of 2, as docs/sweep.md does
+        return salib_sobol.sample(problem, samples, calc_second_order=False, scramble=True, seed=seed)
 
 
 def scale_unit_samples(unit: np.ndarray, bounds: tuple[float, float], scale: str) -> np.ndarray:
@@ -189,7 +212,17 @@ def parse_design(pipeline: Mapping[str, Any], base: MechanismConfig, source: str
         if parameter.path in seen:
             raise ConfigError(source, f"{parameter.key}.path", f"{parameter.path!r} is already swept by {seen[parameter.path]}")
         seen[parameter.path] = parameter.key
-    return SweepDesign(kind, parameters, samples if kind != "grid" else None, seed, source)
+    sensitivity = table.get("sensitivity", False)
+    if not isinstance(sensitivity, bool):
+        raise ConfigError(source, "sweep.sensitivity", f"expected true or false, got {sensitivity!r}")
+    if sensitivity and (kind != "sobol" or not any(p.sampled for p in parameters)):
+        raise ConfigError(source, "sweep.sensitivity",
+                          'Sobol\' indices need design = "sobol" and at least one parameter with a `range`')
+    derivatives = table.get("derivatives", [])
+    if not isinstance(derivatives, list) or not all(isinstance(name, str) for name in derivatives):
+        raise ConfigError(source, "sweep.derivatives", f"expected a list of metric names, got {derivatives!r}")
+    return SweepDesign(kind, parameters, samples if kind != "grid" else None, seed, source, sensitivity,
+                       tuple(dict.fromkeys(derivatives)))
 
 
 def _parse_parameter(entry: dict, key: str, kind: str, base: MechanismConfig, source: str, others: Sequence[str]) -> Parameter:

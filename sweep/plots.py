@@ -87,26 +87,116 @@ def metrics_figure(
     return figure
 
 
+def middle_levels(design: SweepDesign, paths: Sequence[str]) -> dict[str, float]:
+    """The middle level (of the sorted levels) of each of ``paths``: where a 2-D slice cuts."""
+    levels = {p.path: sorted(level.si for level in p.levels) for p in design.parameters}
+    return {path: levels[path][len(levels[path]) // 2] for path in paths}
+
+
 def grid_map_figure(frame: pd.DataFrame, design: SweepDesign, continuous: Sequence[str], metric: str, unit: str) -> Figure:
-    """``metric`` over the two continuous parameters of a grid, one panel per group."""
-    x_path, y_path = continuous
+    """``metric`` over the first two continuous parameters of a grid, one panel per group; with
+    more continuous parameters, on the slice through their middle levels (named in the title)."""
+    x_path, y_path = continuous[:2]
+    cut = middle_levels(design, continuous[2:])
+    sliced = frame
+    for path, value in cut.items():
+        sliced = sliced[np.isclose(sliced[path].to_numpy(float), value, rtol=1e-12, atol=0.0)]
     discrete = [path for path in design.paths if path not in continuous]
     labels = _group_labels(frame, discrete)
     figure, axes = plt.subplots(1, len(labels), figsize=(4.6 * len(labels), 3.8), squeeze=False, constrained_layout=True)
-    values = frame[metric].where(frame["status"] == OK)
+    values = sliced[metric].where(sliced["status"] == OK)
     finite = values[np.isfinite(values)]
     limits = (finite.min(), finite.max()) if len(finite) else (0.0, 1.0)
     image = None
+    units = {p.path: p.unit for p in design.parameters}
     for ax, (group, label) in zip(axes[0], labels.items()):
-        rows = frame[frame["group"] == group].assign(value=values)
+        rows = sliced[sliced["group"] == group].assign(value=values)
         table = rows.pivot_table(index=y_path, columns=x_path, values="value", aggfunc="mean", dropna=False)
         image = ax.pcolormesh(np.arange(table.shape[1] + 1), np.arange(table.shape[0] + 1), table.to_numpy(),
                               vmin=limits[0], vmax=limits[1], cmap="viridis")
         ax.set_xticks(np.arange(table.shape[1]) + 0.5, [f"{v:.3g}" for v in table.columns], fontsize=7)
         ax.set_yticks(np.arange(table.shape[0]) + 0.5, [f"{v:.3g}" for v in table.index], fontsize=7)
-        units = {p.path: p.unit for p in design.parameters}
         ax.set_xlabel(_axis_label(x_path, units[x_path]), fontsize=8)
         ax.set_ylabel(_axis_label(y_path, units[y_path]), fontsize=8)
         ax.set_title(label, fontsize=9)
+    if cut:
+        figure.suptitle("slice at " + ", ".join(f"{path} = {value:.3g}" for path, value in cut.items()), fontsize=9)
     figure.colorbar(image, ax=axes[0].tolist(), label=_axis_label(metric, unit))
+    return figure
+
+
+MAIN_EFFECT_BINS = 6  # sampled parameters: quantile bins
+
+
+def main_effects(frame: pd.DataFrame, path: str, metric: str, sampled: bool) -> pd.Series:
+    """Mean of ``metric`` over the ok points at each level of ``path`` (each quantile bin of a
+    sampled parameter, indexed by the bin's mean value): its main effect."""
+    ok = frame[frame["status"] == OK]
+    if sampled:
+        bins = pd.qcut(ok[path], min(MAIN_EFFECT_BINS, max(1, ok[path].nunique())), duplicates="drop")
+        grouped = ok.groupby(bins, observed=True)
+        return pd.Series(grouped[metric].mean().to_numpy(), index=grouped[path].mean().to_numpy())
+    return ok.groupby(path, sort=True)[metric].mean()
+
+
+def main_effects_figure(
+    frame: pd.DataFrame, design: SweepDesign, continuous: Sequence[str], metrics: Sequence[str], units: Mapping[str, str]
+) -> Figure:
+    """Main effects: one row per metric, one column per swept parameter (discrete ones as
+    categories), the mean metric at each level over every other parameter."""
+    parameters = list(design.parameters)
+    figure, axes = plt.subplots(len(metrics), len(parameters), figsize=(3.6 * len(parameters) + 1.0, 2.5 * len(metrics) + 0.8),
+                                squeeze=False, constrained_layout=True)
+    for column, parameter in enumerate(parameters):
+        for row, metric in enumerate(metrics):
+            ax = axes[row, column]
+            effect = main_effects(frame, parameter.path, metric, parameter.sampled)
+            if parameter.path in continuous:
+                ax.plot(effect.index.to_numpy(float), effect.to_numpy(), "-o", markersize=4)
+                if parameter.scale == "log":
+                    ax.set_xscale("log")
+                else:
+                    ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 4), useMathText=True)
+            else:
+                ax.bar(np.arange(len(effect)), effect.to_numpy(), color="tab:blue", alpha=0.7)
+                ax.set_xticks(np.arange(len(effect)), [str(v) for v in effect.index], rotation=20, fontsize=7)
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 4), useMathText=True)
+            ax.grid(True, alpha=0.3)
+            if row == len(metrics) - 1:
+                ax.set_xlabel(_axis_label(parameter.path, parameter.unit), fontsize=8)
+            if column == 0:
+                ax.set_ylabel(_axis_label(metric, units.get(metric, "")), fontsize=8)
+    figure.suptitle("main effects: mean over the other parameters (ok points)", fontsize=10)
+    return figure
+
+
+def sobol_figure(indices: pd.DataFrame, design: SweepDesign, metrics: Sequence[str]) -> Figure:
+    """First-order (S1) and total (ST) Sobol' indices with 95 % confidence intervals: one row
+    per metric, one column per combination of the crossed (``values``) parameters."""
+    crossed = [p.path for p in design.parameters if not p.sampled]
+    combos = list(indices.groupby(crossed, sort=False).groups) if crossed else [()]
+    sampled = [p.path for p in design.sampled_parameters]
+    figure, axes = plt.subplots(len(metrics), len(combos), figsize=(1.2 * len(sampled) * len(combos) + 3.0, 2.4 * len(metrics) + 0.8),
+                                squeeze=False, constrained_layout=True)
+    positions = np.arange(len(sampled))
+    for column, combo in enumerate(combos):
+        combo = combo if isinstance(combo, tuple) else (combo,)
+        chosen = indices
+        for path, value in zip(crossed, combo):
+            chosen = chosen[chosen[path] == value]
+        for row, metric in enumerate(metrics):
+            ax = axes[row, column]
+            rows = chosen[chosen["metric"] == metric].set_index("parameter").reindex(sampled)
+            ax.bar(positions - 0.2, rows["S1"], 0.4, yerr=rows["S1_conf"], label="S1", color="tab:blue", capsize=2)
+            ax.bar(positions + 0.2, rows["ST"], 0.4, yerr=rows["ST_conf"], label="ST", color="tab:orange", capsize=2)
+            ax.set_xticks(positions, [path.split(".", 2)[-1] for path in sampled], rotation=20, fontsize=7)
+            tops = (rows[["S1", "ST"]].to_numpy() + rows[["S1_conf", "ST_conf"]].to_numpy()).ravel()
+            tops = tops[np.isfinite(tops)]
+            ax.set_ylim(-0.1, max(1.1, float(tops.max()) + 0.05) if tops.size else 1.1)  # estimates can pass 1
+            ax.grid(True, axis="y", alpha=0.3)
+            if column == 0:
+                ax.set_ylabel(metric, fontsize=8)
+            if row == 0:
+                ax.set_title(", ".join(f"{p.rsplit('.', 1)[-1]}={v}" for p, v in zip(crossed, combo)) or "Sobol' indices", fontsize=8)
+    axes[0, 0].legend(fontsize=7)
     return figure

@@ -3,7 +3,8 @@
 Columns: ``point`` (index in the design's order), one column per swept path (SI floats; the
 name of the choice for discrete parameters such as ``joints.pin.contact.model``), the
 summary metrics of ``summary.json``, ``status`` (``"ok"`` or why the point failed),
-``steps``, ``rejected_steps``, and ``group`` / ``solver`` (which compiled group ran it).
+``steps``, ``rejected_steps``, ``group`` / ``solver`` (which compiled group ran it), and
+with derivatives ``d(<metric>)/d(<path>)`` per chosen metric and swept continuous path.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pipelines.units import si_unit
 
 from .design import SweepDesign
 from .plan import Group
-from .run import NOT_RUN, GroupOutcome
+from .run import NOT_RUN
 
 # Metrics that exist for every finished run; a NaN or inf in one of them means the run broke.
 # (first_impact_time/velocity are NaN by design when a joint never touches.)
@@ -52,24 +53,32 @@ def point_status(problem: str | None, result: int, metrics: dict[str, float]) ->
 
 
 def results_frame(
-    design: SweepDesign, groups: Sequence[Group], outcomes: Sequence[GroupOutcome], metric_names: Sequence[str]
+    design: SweepDesign, groups: Sequence[Group], rows: pd.DataFrame, metric_names: Sequence[str],
+    derivative_columns: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """The rows of ``results.parquet``, ordered by point index."""
+    """The rows of ``results.parquet``, ordered by point index, from the stored chunk ``rows``
+    (one per point that ran: ``point``, metrics, ``d(...)/d(...)``, ``steps``, ``rejected_steps``,
+    ``result``); refused points get their reason, NaN metrics and ``steps = -1``."""
     points = design.points()
-    rows = []
-    for group, outcome in zip(groups, outcomes):
+    ran = rows.set_index("point") if len(rows) else None
+    records = []
+    for group in groups:
         for n, index in enumerate(group.points):
-            metrics = {name: float(outcome.metrics[name][n]) if name in outcome.metrics else np.nan for name in metric_names}
+            stored = ran.loc[int(index)] if ran is not None and group.problems[n] is None and int(index) in ran.index else None
+            value = (lambda name: float(stored[name]) if stored is not None and name in stored.index else np.nan)
+            metrics = {name: value(name) for name in metric_names}
             row = {"point": int(index)}
             row.update({path: level.si for path, level in zip(design.paths, points[index])})
             row.update(metrics)
-            row["status"] = point_status(group.problems[n], int(outcome.result[n]), metrics)
-            row["steps"] = int(outcome.steps[n])
-            row["rejected_steps"] = int(outcome.rejected_steps[n])
+            result = int(stored["result"]) if stored is not None else NOT_RUN
+            row["status"] = point_status(group.problems[n], result, metrics)
+            row["steps"] = int(stored["steps"]) if stored is not None else NOT_RUN
+            row["rejected_steps"] = int(stored["rejected_steps"]) if stored is not None else NOT_RUN
             row["group"] = group.index
             row["solver"] = group.settings.solver if group.settings is not None else ""
-            rows.append(row)
-    frame = pd.DataFrame(rows).sort_values("point", kind="stable").reset_index(drop=True)
+            row.update({name: value(name) for name in derivative_columns})
+            records.append(row)
+    frame = pd.DataFrame(records).sort_values("point", kind="stable").reset_index(drop=True)
     for path in design.paths:
         if all(isinstance(value, float) for value in frame[path]):
             frame[path] = frame[path].astype(np.float64)

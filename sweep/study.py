@@ -1,4 +1,4 @@
-"""A whole sweep: load the pipeline config, run every group, write the results.
+"""A whole sweep: load the pipeline config, run every group in stored chunks, write the results.
 
 ``load_sweep`` -> ``run_sweep`` -> ``write_sweep``; the command line
 (``pipelines/commands/sweep.py``) is these three calls.
@@ -10,8 +10,10 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import jax
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
@@ -19,11 +21,14 @@ from pipelines.config import MechanismConfig, load_pipeline_mechanism
 from pipelines.errors import ConfigError
 from pipelines.io import save_figure, write_json, write_parquet
 
+from .chunks import lockstep_efficiency, lockstep_order, split_chunks
 from .design import SweepDesign, parse_design
+from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, RayExecutor
 from .plan import Group, plan_groups
-from .plots import grid_map_figure, metrics_figure
+from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
 from .results import OK, metric_units, results_frame
-from .run import GroupOutcome, default_batch_size, run_group
+from .run import default_batch_size, memory_chunk_size
+from .store import ChunkStore, MemoryStore, fingerprint, git_revision, package_versions
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
 
@@ -32,29 +37,44 @@ JOINT_PLOT_METRICS = ("max_normal_force", "max_penetration", "num_impacts")
 
 @dataclasses.dataclass
 class SweepStudy:
-    """A finished sweep: its design, groups, per-group outcomes and the results table."""
+    """A finished sweep: its design, groups, how each group ran, its chunks and the results."""
 
     design: SweepDesign
     base: MechanismConfig
     groups: list[Group]
-    outcomes: list[GroupOutcome]
+    runs: dict[int, GroupRun]
     frame: pd.DataFrame
     units: dict[str, str]  # metric -> SI unit
     seconds: float
+    chunks: list[dict] = dataclasses.field(default_factory=list)  # the manifest's entries
+    resolved: dict = dataclasses.field(default_factory=dict)  # what the fingerprint hashes
+    fingerprint: str = ""
+    executor: str = "local"
+    chunk_size: int = 0
+    resumed_points: int = 0  # points taken from an earlier run's chunks
+    provenance: dict = dataclasses.field(default_factory=dict)
+    sobol: pd.DataFrame | None = None
 
     @property
     def continuous_paths(self) -> tuple[str, ...]:
         return self.groups[0].paths if self.groups else ()
 
+    @property
+    def derivative_columns(self) -> list[str]:
+        return derivative_columns(self.design, self.continuous_paths)
+
     def summary(self) -> dict:
-        """The content of ``sweep.json``: design, counts, per-group timings."""
+        """The content of ``sweep.json``: design, counts, per-group and per-chunk timings."""
         statuses = self.frame["status"].value_counts().to_dict()
+        efficiencies = [chunk["lockstep_efficiency"] for chunk in self.chunks]
         return {
             "config": self.design.source,
             "base": self.base.source,
             "design": self.design.kind,
             "samples": self.design.samples,
             "seed": self.design.seed if self.design.kind != "grid" else None,
+            "sensitivity": self.design.sensitivity,
+            "derivatives": list(self.design.derivatives),
             "parameters": {
                 p.path: {"continuous": p.path in self.continuous_paths, "unit": p.unit, "scale": p.scale,
                          **({"bounds": list(p.bounds)} if p.sampled else {"levels": [level.si for level in p.levels]})}
@@ -65,7 +85,17 @@ class SweepStudy:
             "failed": int(len(self.frame) - statuses.get(OK, 0)),
             "statuses": {str(k): int(v) for k, v in statuses.items()},
             "backend": jax.default_backend(),
+            "devices": len(jax.local_devices()),
+            "executor": self.executor,
+            "chunk_size": self.chunk_size,
+            "resumed_points": self.resumed_points,
             "total_seconds": self.seconds,
+            "fingerprint": self.fingerprint,
+            **self.provenance,
+            "lockstep_efficiency": {
+                "mean": float(np.mean(efficiencies)) if efficiencies else None,
+                "min": float(np.min(efficiencies)) if efficiencies else None,
+            },
             "groups": [
                 {
                     "group": group.index,
@@ -73,42 +103,141 @@ class SweepStudy:
                     "points": len(group.points),
                     "runnable": int(group.runnable.size),
                     "solver": group.settings.solver if group.settings is not None else None,
-                    "batch_size": outcome.batch_size,
-                    "compile_seconds": outcome.compile_seconds,
-                    "run_seconds": outcome.run_seconds,
+                    "batch_size": self.runs.get(group.index, GroupRun()).batch_size,
+                    "compile_seconds": self.runs.get(group.index, GroupRun()).compile_seconds,
+                    "run_seconds": self.runs.get(group.index, GroupRun()).run_seconds,
+                    "workers": self.runs.get(group.index, GroupRun()).workers,
                 }
-                for group, outcome in zip(self.groups, self.outcomes)
+                for group in self.groups
+            ],
+            "chunks": [
+                {key: chunk[key] for key in ("number", "group", "points", "lockstep_efficiency", "steps_mean",
+                                             "steps_max", "seconds", "worker") if key in chunk}
+                for chunk in self.chunks
             ],
         }
 
 
-def load_sweep(path: str | Path, overrides: Sequence[str] = ()) -> tuple[SweepDesign, MechanismConfig]:
-    """Read and validate a sweep config and its base mechanism (with ``--set`` overrides)."""
+def derivative_columns(design: SweepDesign, continuous: Sequence[str]) -> list[str]:
+    """``d(<metric>)/d(<path>)`` for every chosen metric and swept continuous path."""
+    return [f"d({metric})/d({path})" for metric in design.derivatives for path in continuous]
+
+
+def load_sweep(path: str | Path, overrides: Sequence[str] = (), derivatives: Sequence[str] = ()) -> tuple[SweepDesign, MechanismConfig]:
+    """Read and validate a sweep config and its base mechanism (with ``--set`` overrides and
+    ``--derivatives`` metrics added to ``[sweep] derivatives``)."""
     pipeline, base = load_pipeline_mechanism(path, overrides)
-    return parse_design(pipeline, base, str(path)), base
+    design = parse_design(pipeline, base, str(path))
+    if derivatives:
+        design = dataclasses.replace(design, derivatives=tuple(dict.fromkeys([*design.derivatives, *derivatives])))
+    units = metric_units(base)
+    for metric in design.derivatives:
+        if metric not in units:
+            source, key = (str(path), "sweep.derivatives") if metric not in derivatives else ("--derivatives", metric)
+            raise ConfigError(source, key, f"unknown metric {metric!r}; metrics: {', '.join(units)}")
+    return design, base
 
 
-def run_sweep(design: SweepDesign, base: MechanismConfig, batch_size: int | None = None, progress: bool = True) -> SweepStudy:
-    """Run every point of ``design``; a failing point becomes a row with its status."""
+def resolved_sweep(design: SweepDesign, base: MechanismConfig, groups: Sequence[Group]) -> dict[str, Any]:
+    """Everything a sweep's numbers depend on, in SI: the fingerprint hashes it and
+    ``resolved_config.json`` records it."""
+    return {
+        "mechanism": base.si_summary(),
+        "design": {
+            "kind": design.kind, "samples": design.samples, "seed": design.seed, "sensitivity": design.sensitivity,
+            "derivatives": list(design.derivatives),
+            "parameters": [
+                {"path": p.path, "unit": p.unit, "scale": p.scale,
+                 **({"bounds": list(p.bounds)} if p.sampled else {"levels": [level.si for level in p.levels]})}
+                for p in design.parameters
+            ],
+        },
+        "groups": [{"choices": group.choices, "paths": list(group.paths), "points": group.points.tolist(),
+                    "settings": repr(group.settings)} for group in groups],
+    }
+
+
+def make_executor(executor: str | object, ray_address: str | None = None, ray_workers: int | None = None):
+    if not isinstance(executor, str):
+        return executor
+    if executor not in EXECUTORS:
+        raise ConfigError("--executor", executor, f"unknown executor; expected one of {list(EXECUTORS)}")
+    return LocalExecutor() if executor == "local" else RayExecutor(ray_address, ray_workers)
+
+
+def run_sweep(
+    design: SweepDesign,
+    base: MechanismConfig,
+    batch_size: int | None = None,
+    progress: bool = True,
+    *,
+    chunk_size: int | None = None,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    executor: str | object = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
+) -> SweepStudy:
+    """Run every point of ``design`` in chunks; a failing point becomes a row with its status.
+
+    With ``out_dir`` each finished chunk is stored in ``out_dir/chunks`` (:mod:`sweep.store`)
+    and ``resume=True`` continues a killed run of the same sweep there.
+    """
     start = time.perf_counter()
     batch_size = default_batch_size() if batch_size is None else batch_size
     groups = plan_groups(design, base)
-    outcomes = []
-    total = sum(len(group.points) for group in groups)
-    with tqdm(total=total, desc="sweep", unit="point", disable=not progress, dynamic_ncols=True) as bar:
+    if design.derivatives:
         for group in groups:
-            bar.set_postfix_str(f"group {group.index + 1}/{len(groups)} {group.label()}: compiling", refresh=True)
-            refused = len(group.points) - group.runnable.size
+            if group.settings is not None:
+                group.settings = dataclasses.replace(group.settings, adjoint="forward")
+    resolved = resolved_sweep(design, base, groups)
+    key = fingerprint(resolved)
+    provenance = {"versions": package_versions(), "git_revision": git_revision()}
+    if out_dir is not None:
+        store = ChunkStore(Path(out_dir) / "chunks", key, resume, source=design.source, provenance=provenance)
+    else:
+        store = MemoryStore(key)
+    finished = store.finished_points()
+    runnable_groups = [group for group in groups if group.runnable.size]
+    if chunk_size is None:
+        chunk_size = min((memory_chunk_size(group.mechanism, group.settings) for group in runnable_groups), default=1)
+    tasks = []
+    for group in runnable_groups:
+        remaining = np.array([n for n in lockstep_order(group) if int(group.points[n]) not in finished], dtype=int)
+        tasks += [ChunkTask(group.index, positions, group.values[positions]) for positions in split_chunks(remaining, chunk_size)]
+    total = sum(len(group.points) for group in groups)
+    pending = sum(len(task.positions) for task in tasks)
+    by_index = {group.index: group for group in groups}
 
-            def advance(count: int, group: Group = group) -> None:
-                bar.set_postfix_str(f"group {group.index + 1}/{len(groups)} {group.label()}", refresh=False)
-                bar.update(count)
+    def store_chunk(task: ChunkTask, columns: dict, info: dict) -> None:
+        group = by_index[task.group]
+        rows = pd.DataFrame({"point": group.points[task.positions], "group": task.group, **columns})
+        steps = np.asarray(columns["steps"])
+        store.add(rows, {
+            "group": task.group, **info,
+            "lockstep_efficiency": lockstep_efficiency(steps, info["batch_size"]),
+            "steps_mean": float(steps.mean()), "steps_max": int(steps.max()),
+        })
 
-            outcomes.append(run_group(group, batch_size, on_batch=advance))
-            bar.update(refused)
+    runner = make_executor(executor, ray_address, ray_workers)
+    with tqdm(total=total, initial=total - pending, desc="sweep", unit="point", disable=not progress,
+              dynamic_ncols=True) as bar:
+        runs = runner.run(
+            groups, tasks, batch_size, chunk_size, design.derivatives, store_chunk,
+            on_points=bar.update, on_status=lambda text: bar.set_postfix_str(text, refresh=True),
+        )
     units = metric_units(base)
-    frame = results_frame(design, groups, outcomes, list(units))
-    return SweepStudy(design, base, groups, outcomes, frame, units, time.perf_counter() - start)
+    continuous = groups[0].paths if groups else ()
+    frame = results_frame(design, groups, store.rows(), list(units), derivative_columns(design, continuous))
+    study = SweepStudy(
+        design, base, groups, runs, frame, units, time.perf_counter() - start, list(store.chunks), resolved, key,
+        getattr(runner, "name", str(executor)), chunk_size, len(finished), provenance,
+    )
+    if design.sensitivity:
+        from .sensitivity import sobol_indices
+
+        study.sobol = sobol_indices(frame, design, list(units))
+    return study
 
 
 def default_plot_metrics(base: MechanismConfig) -> list[str]:
@@ -127,17 +256,31 @@ def check_plot_metrics(metrics: Sequence[str], units: dict[str, str]) -> None:
 
 
 def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[str] | None = None) -> list[Path]:
-    """Write ``results.parquet``, ``sweep.json`` and the PNG figures; returns their paths."""
+    """Write ``results.parquet``, ``sweep.json``, ``resolved_config.json``, the Sobol' indices
+    (with ``sensitivity``) and the PNG figures; returns their paths."""
     out_dir = Path(out_dir)
     metrics = list(plot_metrics) if plot_metrics else default_plot_metrics(study.base)
     check_plot_metrics(metrics, study.units)
     continuous = study.continuous_paths
-    figures = {"metrics.png": metrics_figure(study.frame, study.design, continuous, metrics, study.units)}
-    if study.design.kind == "grid" and len(continuous) == 2:
+    figures = {
+        "metrics.png": metrics_figure(study.frame, study.design, continuous, metrics, study.units),
+        "main_effects.png": main_effects_figure(study.frame, study.design, continuous, metrics, study.units),
+    }
+    if study.design.kind == "grid" and len(continuous) >= 2:
         figures[f"map_{metrics[0]}.png"] = grid_map_figure(study.frame, study.design, continuous, metrics[0], study.units[metrics[0]])
-    written = [out_dir / "results.parquet", out_dir / "sweep.json"]
+    if study.sobol is not None:
+        figures["sobol_indices.png"] = sobol_figure(study.sobol, study.design, metrics)
+    written = [out_dir / "results.parquet", out_dir / "sweep.json", out_dir / "resolved_config.json"]
     write_parquet(written[0], study.frame)
     write_json(written[1], study.summary())
+    write_json(written[2], {"fingerprint": study.fingerprint, **study.provenance, **study.resolved})
+    if study.sobol is not None:
+        written += [out_dir / "sobol_indices.csv", out_dir / "sobol_indices.json"]
+        from pipelines.io import atomic_path
+
+        with atomic_path(written[-2]) as temporary:
+            study.sobol.to_csv(temporary, index=False)
+        write_json(written[-1], {"indices": study.sobol.to_dict(orient="records")})
     for name, figure in figures.items():
         save_figure(out_dir / name, figure)
         written.append(out_dir / name)

@@ -1,8 +1,10 @@
-"""``clearance sweep CONFIG``: a batched parameter sweep (contract: ``shared/CONTRACT.md``).
+"""``clearance sweep CONFIG``: a batched, resumable parameter sweep (contract: ``shared/CONTRACT.md``).
 
 Writes ``results.parquet`` (one row per parameter point), ``sweep.json`` (design, counts,
-compile and run times per group) and PNG figures to ``--out`` (default
-``outputs/sweep/<config name>/``). See ``docs/sweep.md``.
+compile and run times per group, lockstep efficiency per chunk, versions, git revision),
+``resolved_config.json``, ``chunks/`` (the finished chunks and their manifest, for
+``--resume``) and PNG figures to ``--out`` (default ``outputs/sweep/<config name>/``).
+See ``docs/sweep.md``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,23 @@ from ..io import default_output_dir
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--batch-size", type=int, default=None, metavar="N",
-        help="points per vmapped call (default: 1 on CPU, 256 on GPU/TPU)",
+        "--chunk-size", type=int, default=None, metavar="N",
+        help="points per stored chunk (default: 8 on CPU, from the device memory on GPU/TPU)",
     )
+    parser.add_argument(
+        "--batch-size", type=int, default=None, metavar="N",
+        help="points per vmapped call inside a chunk (default: 1 on CPU, measured faster; the whole chunk on GPU/TPU)",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue a killed sweep from the chunks stored in --out")
+    parser.add_argument(
+        "--derivatives", nargs="+", default=[], action="extend", metavar="METRIC",
+        help="also write d(METRIC)/d(path) for every swept continuous path (forward mode through the solver)",
+    )
+    parser.add_argument("--executor", choices=("local", "ray"), default="local", help="where chunks run (default: local)")
+    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                        help='Ray cluster to join ("auto" after `ray start`); default: start a local Ray')
+    parser.add_argument("--ray-workers", type=int, default=None, metavar="N",
+                        help="Ray actors (default: one per CPU of the cluster)")
     parser.add_argument(
         "--plot-metric", dest="plot_metrics", action="append", default=[], metavar="METRIC",
         help="metric to plot, e.g. pin.max_normal_force (repeatable; default: a per-joint selection)",
@@ -27,19 +43,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, check, run and write; bad input raises :class:`ConfigError` before anything runs."""
+    for flag in ("batch_size", "chunk_size", "ray_workers"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')}", "", f"expected an integer >= 1, got {value}")
+    from sweep.run import enable_compilation_cache
     from sweep.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_sweep
 
-    if args.batch_size is not None and args.batch_size < 1:
-        raise ConfigError("--batch-size", "", f"expected an integer >= 1, got {args.batch_size}")
-    design, base = load_sweep(args.config, args.overrides)
+    design, base = load_sweep(args.config, args.overrides, args.derivatives)
     check_plot_metrics(args.plot_metrics, metric_units(base))
-    study = run_sweep(design, base, batch_size=args.batch_size, progress=not args.no_progress)
+    cache = enable_compilation_cache()
     out_dir = default_output_dir("sweep", args.config, args.out)
-    write_sweep(study, out_dir, args.plot_metrics or None)
+    study = run_sweep(
+        design, base, batch_size=args.batch_size, progress=not args.no_progress, chunk_size=args.chunk_size,
+        out_dir=out_dir, resume=args.resume, executor=args.executor, ray_address=args.ray_address,
+        ray_workers=args.ray_workers,
+    )
+    written = write_sweep(study, out_dir, args.plot_metrics or None)
     summary = study.summary()
     compile_seconds = sum(group["compile_seconds"] for group in summary["groups"])
+    resumed = f", {study.resumed_points} taken from stored chunks" if study.resumed_points else ""
     print(
-        f"{summary['points']} points ({summary['ok']} ok, {summary['failed']} failed) in "
-        f"{summary['total_seconds']:.1f} s ({compile_seconds:.1f} s compiling) -> {out_dir}"
+        f"{summary['points']} points ({summary['ok']} ok, {summary['failed']} failed{resumed}) in "
+        f"{summary['total_seconds']:.1f} s ({compile_seconds:.1f} s compiling; cache {cache})\n"
+        f"results: {out_dir / 'results.parquet'}\n"
+        f"plots:   {', '.join(str(path) for path in written if path.suffix == '.png')}"
     )
     return 0

@@ -35,8 +35,11 @@ def example(tmp_path_factory):
 def test_spec_example_runs_as_written(example):
     code, _, out = example
     assert code == 0
-    assert {p.name for p in out.iterdir()} == {"results.parquet", "sweep.json", "metrics.png", "map_pin.max_normal_force.png"}
-    for figure in ("metrics.png", "map_pin.max_normal_force.png"):
+    assert {p.name for p in out.iterdir()} == {
+        "results.parquet", "sweep.json", "resolved_config.json", "chunks", "metrics.png", "main_effects.png",
+        "map_pin.max_normal_force.png",
+    }
+    for figure in ("metrics.png", "main_effects.png", "map_pin.max_normal_force.png"):
         image = matplotlib.image.imread(out / figure)
         assert image.shape[0] > 300 and image.shape[1] > 300 and np.ptp(image) > 0
 
@@ -70,6 +73,9 @@ def test_first_impact_comes_later_with_more_clearance(example):
 
 def test_sweep_json_counts_and_groups(example):
     summary = json.loads((example[2] / "sweep.json").read_text())
+    assert summary["git_revision"] and summary["versions"]["jax"] and summary["versions"]["diffrax"]
+    assert sum(len(chunk["points"]) for chunk in summary["chunks"]) == 24
+    assert all(0.0 < chunk["lockstep_efficiency"] <= 1.0 for chunk in summary["chunks"])
     assert summary["points"] == 24 and summary["ok"] == 24 and summary["failed"] == 0
     assert [g["choices"]["joints.pin.contact.model"] for g in summary["groups"]] == ["lankarani_nikravesh", "flores"]
     assert all(g["points"] == 12 and g["solver"] == "tsit5" for g in summary["groups"])
@@ -84,6 +90,8 @@ def test_sweep_json_counts_and_groups(example):
         (["--set", "joints.pin.clearance=-1 mm"], True, "joints.pin.clearance"),
         (["--plot-metric", "pin.max_force"], False, "pin.max_force"),
         (["--batch-size", "0"], False, ""),
+        (["--chunk-size", "0"], False, "--chunk-size"),
+        (["--derivatives", "pin.max_force"], False, "pin.max_force"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, extra, file_is_config, key):
@@ -97,3 +105,8 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, extra, file_
     else:
         assert key in err
     assert not out.exists()
+
+
+def test_main_config_loads():
+    """The README's first command: configs/flores_sweep.toml is a valid sweep."""
+    assert main(["check", str(CONFIGS / "flores_sweep.toml")]) == 0

@@ -81,7 +81,7 @@ def test_batched_points_match_independent_simulations(one_by_one):
 
 def test_batch_size_does_not_change_results(one_by_one, in_pairs):
     """Three valid points in batches of two: the last batch is padded."""
-    assert in_pairs.outcomes[0].batch_size == 2 and in_pairs.groups[0].runnable.size == 3
+    assert in_pairs.runs[0].batch_size == 2 and in_pairs.groups[0].runnable.size == 3
     single = one_by_one.frame[one_by_one.frame["simulation.max_steps"] == 100000].reset_index(drop=True)
     assert in_pairs.frame["status"].tolist() == single["status"].tolist()
     ok = single["status"] == "ok"
@@ -93,5 +93,5 @@ def test_batch_size_does_not_change_results(one_by_one, in_pairs):
 def test_compiled_groups_are_reused(config, one_by_one):
     compiled = len(run._COMPILED)
     again = run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False)
-    assert len(run._COMPILED) == compiled and again.outcomes[0].compile_seconds == 0.0
+    assert len(run._COMPILED) == compiled and again.runs[0].compile_seconds == 0.0
     np.testing.assert_array_equal(again.frame[METRICS].to_numpy(float), one_by_one.frame[METRICS].to_numpy(float))

@@ -1,0 +1,192 @@
+"""Executors: who runs the chunks. ``LocalExecutor`` (this process, every local JAX device)
+and ``RayExecutor`` (a Ray cluster; optional extra ``[distributed]``).
+
+Both take the same :class:`ChunkTask` list and report each finished chunk through
+``on_chunk(task, columns, info)`` in the driver process, which stores it
+(:mod:`sweep.store`), so a worker never writes files and a lost worker loses no stored chunk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Sequence
+
+import jax
+import numpy as np
+
+from .plan import Group
+from .run import chunk_runner, enable_compilation_cache
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclasses.dataclass
+class ChunkTask:
+    """One chunk: ``positions`` of points within group ``group`` (in run order) and their values."""
+
+    group: int
+    positions: np.ndarray
+    values: np.ndarray  # float64 [points, paths]
+
+
+@dataclasses.dataclass
+class GroupRun:
+    """How a group was run (for ``sweep.json``)."""
+
+    batch_size: int = 0
+    compile_seconds: float = 0.0  # this process (local) or the slowest worker (ray)
+    run_seconds: float = 0.0
+    workers: int = 1
+
+
+OnChunk = Callable[[ChunkTask, dict, dict], None]
+
+
+def _batch(batch_size: int | None, chunk_size: int) -> int:
+    return max(1, min(batch_size or chunk_size, chunk_size))
+
+
+class LocalExecutor:
+    """Chunks in this process. With several JAX devices, a round of one chunk per device runs
+    as one ``shard_map`` call (each device its own vmapped solve, no communication)."""
+
+    name = "local"
+
+    def __init__(self, devices: Sequence[jax.Device] | None = None):
+        self.devices = tuple(devices or jax.local_devices())
+
+    def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
+            derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
+            on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
+        runs: dict[int, GroupRun] = {}
+        for group in groups:
+            mine = [task for task in tasks if task.group == group.index]
+            if not mine:
+                continue
+            batch = _batch(batch_size, chunk_size)
+            devices = self.devices[: max(1, min(len(self.devices), len(mine)))]
+            if on_status:
+                on_status(f"group {group.index + 1}/{len(groups)} {group.label()}: compiling")
+            run, seconds = chunk_runner(group.mechanism, group.settings, group.paths, batch, derivative_metrics, devices)
+            runs[group.index] = record = GroupRun(batch_size=batch, compile_seconds=seconds, workers=len(devices))
+            if on_status:
+                on_status(f"group {group.index + 1}/{len(groups)} {group.label()}")
+            start = time.perf_counter()
+            for first in range(0, len(mine), len(devices)):
+                round_ = mine[first : first + len(devices)]
+                began = time.perf_counter()
+                columns = _run_round(run, round_, len(devices), batch, len(group.paths), on_points)
+                seconds_each = (time.perf_counter() - began) / len(round_)
+                for task, chunk_columns in zip(round_, columns):
+                    on_chunk(task, chunk_columns, {"seconds": seconds_each, "worker": "local", "batch_size": batch})
+            record.run_seconds = time.perf_counter() - start
+        return runs
+
+
+def _run_round(run: Callable, round_: Sequence[ChunkTask], devices: int, batch: int, width: int,
+               on_points: Callable[[int], None] | None) -> list[dict]:
+    """Run up to ``devices`` chunks side by side: batch ``b`` of every chunk goes to its device
+    in one call (short chunks padded with their last point)."""
+    if devices == 1:
+        return [run(round_[0].values, on_batch=on_points)]
+    longest = max(len(task.values) for task in round_)
+    stacked = []
+    for batch_start in range(0, longest, batch):
+        for device in range(devices):
+            values = round_[min(device, len(round_) - 1)].values
+            rows = values[batch_start : batch_start + batch]
+            rows = rows if len(rows) else values[-1:]
+            stacked.append(np.concatenate([rows, np.repeat(rows[-1:], batch - len(rows), axis=0)]))
+    columns = run(np.concatenate(stacked).reshape(-1, width))
+    if on_points:
+        on_points(sum(len(task.values) for task in round_))
+    calls = len(stacked) // devices
+    shaped = {name: np.asarray(column).reshape(calls, devices, batch) for name, column in columns.items()}
+    return [{name: column[:, device, :].reshape(-1)[: len(task.values)] for name, column in shaped.items()}
+            for device, task in enumerate(round_)]
+
+
+class RayExecutor:
+    """Chunks as tasks of Ray actors: one actor per worker CPU (or ``workers``), each holding
+    the compiled function of every group it has run, so each worker compiles a group once.
+
+    ``address``: ``None`` starts a local Ray instance; ``"auto"`` joins the cluster this
+    machine is part of (``ray start`` was run), or ``ray://host:10001``.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None, init_kwargs: dict | None = None):
+        try:
+            import ray
+        except ImportError:
+            from pipelines.errors import ConfigError
+
+            raise ConfigError("--executor", "ray", 'Ray is not installed; pip install "clearance[distributed]"') from None
+        self.ray = ray
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
+        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
+        worker_class = ray.remote(num_cpus=1)(SweepWorker)
+        self.actors = [worker_class.remote(cache) for _ in range(self.workers)]
+
+    def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
+            derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
+            on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
+        ray = self.ray
+        batch = _batch(batch_size, chunk_size)
+        payloads = {group.index: ray.put((group.mechanism, group.settings, group.paths, batch, derivative_metrics))
+                    for group in groups if any(task.group == group.index for task in tasks)}
+        runs = {index: GroupRun(batch_size=batch, workers=self.workers) for index in payloads}
+        started = {index: None for index in payloads}
+        pending = list(tasks)
+        running: dict = {}
+        idle = list(self.actors)
+        if on_status:
+            on_status(f"ray: {self.workers} workers")
+        while pending or running:
+            while pending and idle:
+                task = pending.pop(0)
+                actor = idle.pop()
+                if started[task.group] is None:
+                    started[task.group] = time.perf_counter()
+                running[actor.run.remote(task.group, payloads[task.group], task.values)] = (task, actor)
+            done, _ = ray.wait(list(running), num_returns=1)
+            for reference in done:
+                task, actor = running.pop(reference)
+                idle.append(actor)
+                columns, info = ray.get(reference)
+                record = runs[task.group]
+                record.compile_seconds = max(record.compile_seconds, info["compile_seconds"])
+                record.run_seconds = time.perf_counter() - started[task.group]
+                on_chunk(task, columns, info | {"batch_size": batch})
+                if on_points:
+                    on_points(len(task.values))
+        return runs
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
+
+
+class SweepWorker:
+    """A Ray actor: compiles each group's chunk function once and runs chunks with it."""
+
+    def __init__(self, cache_folder: str):
+        import model  # noqa: F401  (float64)
+
+        enable_compilation_cache(cache_folder)
+        self.runners: dict[int, Callable] = {}
+        self.name = f"{os.uname().nodename}:{os.getpid()}"
+
+    def run(self, group: int, payload: tuple, values: np.ndarray) -> tuple[dict, dict]:
+        compile_seconds = 0.0
+        if group not in self.runners:
+            mechanism, settings, paths, batch, derivative_metrics = payload
+            self.runners[group], compile_seconds = chunk_runner(mechanism, settings, paths, batch, derivative_metrics)
+        start = time.perf_counter()
+        columns = self.runners[group](values)
+        return columns, {"seconds": time.perf_counter() - start, "worker": self.name, "compile_seconds": compile_seconds}

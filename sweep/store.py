@@ -1,0 +1,172 @@
+"""The chunk store of a sweep: ``<out>/chunks/`` with one parquet file per finished chunk and a
+``manifest.json`` that lists them.
+
+Every write is atomic (:mod:`pipelines.io`): the chunk's parquet file first, then the manifest
+that names it, so a sweep killed at any instant leaves either a chunk listed and complete or
+not listed at all (an unlisted stray file is ignored and overwritten). ``--resume`` reads the
+manifest, runs only the points of no listed chunk, and refuses a store whose fingerprint (a
+hash of the resolved sweep: base mechanism in SI, design, derivatives, solver settings) is not
+that of the sweep being run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pipelines.errors import ConfigError
+from pipelines.io import _jsonable, write_json, write_parquet
+
+MANIFEST = "manifest.json"
+STORE_FORMAT = 1
+PACKAGES = ("jax", "jaxlib", "diffrax", "equinox", "optimistix", "lineax", "numpy", "scipy", "pandas", "pyarrow",
+            "pint", "pydantic", "SALib", "ray")
+# Test hook: raise after this many chunks were written by this process (a simulated kill).
+FAIL_AFTER_ENV = "CLEARANCE_SWEEP_FAIL_AFTER_CHUNKS"
+
+
+class SimulatedKill(RuntimeError):
+    """Raised by the ``CLEARANCE_SWEEP_FAIL_AFTER_CHUNKS`` test hook."""
+
+
+def fingerprint(resolved: Mapping[str, Any]) -> str:
+    """SHA-256 of the resolved sweep as canonical JSON (sorted keys, SI floats by ``repr``)."""
+    text = json.dumps(_jsonable(dict(resolved)), sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages a sweep's numbers depend on (``None``: not installed)."""
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def git_revision(folder: str | os.PathLike | None = None) -> str:
+    """``git rev-parse HEAD`` of the project (with ``+dirty`` for uncommitted changes), or
+    ``"unknown"`` outside a git checkout or without git."""
+    folder = Path(folder) if folder else Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+class ChunkStore:
+    """Finished chunks of one sweep in ``folder`` (``<out>/chunks``).
+
+    ``ChunkStore(folder, fingerprint, resume=False)`` starts afresh (removing an earlier
+    store there); with ``resume=True`` it keeps the finished chunks of a store with the same
+    fingerprint and refuses (:class:`ConfigError` naming ``source``) one of another sweep.
+    """
+
+    def __init__(self, folder: str | os.PathLike, fingerprint: str, resume: bool = False, source: str = "--resume",
+                 provenance: Mapping[str, Any] | None = None):
+        self.folder = Path(folder)
+        self.fingerprint = fingerprint
+        self.written_here = 0  # chunks written by this process
+        self._fail_after = int(os.environ.get(FAIL_AFTER_ENV, "0") or 0)
+        manifest = self._read_manifest()
+        if resume and manifest is not None:
+            if manifest.get("fingerprint") != fingerprint:
+                raise ConfigError(
+                    source, "--resume",
+                    f"{self.folder} holds chunks of a different sweep (fingerprint {str(manifest.get('fingerprint'))[:12]}, "
+                    f"this sweep {fingerprint[:12]}); run without --resume to start afresh, or choose another --out",
+                )
+            self.manifest = manifest
+            self.manifest["resumed"] = int(self.manifest.get("resumed", 0)) + 1
+        else:
+            if self.folder.exists():
+                shutil.rmtree(self.folder)
+            self.manifest = {"format": STORE_FORMAT, "fingerprint": fingerprint, "resumed": 0, "chunks": []}
+        self.manifest.update(dict(provenance or {}))
+        self._write_manifest()
+
+    def _read_manifest(self) -> dict | None:
+        path = self.folder / MANIFEST
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _write_manifest(self) -> None:
+        write_json(self.folder / MANIFEST, self.manifest)
+
+    @property
+    def chunks(self) -> list[dict]:
+        return self.manifest["chunks"]
+
+    def finished_points(self) -> set[int]:
+        """Global indices of the points of every listed chunk."""
+        return {int(point) for chunk in self.chunks for point in chunk["points"]}
+
+    def add(self, rows: pd.DataFrame, info: Mapping[str, Any]) -> dict:
+        """Write one finished chunk (``rows`` with a ``point`` column) and list it; returns its entry."""
+        number = max((chunk["number"] for chunk in self.chunks), default=-1) + 1
+        name = f"chunk-{number:05d}.parquet"
+        write_parquet(self.folder / name, rows)
+        entry = {"number": number, "file": name, "points": [int(p) for p in rows["point"]], **dict(info)}
+        self.chunks.append(entry)
+        self._write_manifest()
+        self.written_here += 1
+        if self._fail_after and self.written_here >= self._fail_after:
+            raise SimulatedKill(f"{FAIL_AFTER_ENV}={self._fail_after}: simulated kill after {self.written_here} chunk(s)")
+        return entry
+
+    def rows(self) -> pd.DataFrame:
+        """Every listed chunk's rows, one per point, ordered by point."""
+        frames = [pd.read_parquet(self.folder / chunk["file"]) for chunk in self.chunks]
+        if not frames:
+            return pd.DataFrame({"point": np.zeros(0, dtype=int)})
+        return pd.concat(frames, ignore_index=True).sort_values("point", kind="stable").reset_index(drop=True)
+
+
+class MemoryStore:
+    """The same interface without files (the Python API without an output folder)."""
+
+    def __init__(self, fingerprint: str = ""):
+        self.fingerprint = fingerprint
+        self.manifest: dict = {"chunks": []}
+        self._frames: list[pd.DataFrame] = []
+
+    @property
+    def chunks(self) -> list[dict]:
+        return self.manifest["chunks"]
+
+    def finished_points(self) -> set[int]:
+        return set()
+
+    def add(self, rows: pd.DataFrame, info: Mapping[str, Any]) -> dict:
+        entry = {"number": len(self.chunks), "points": [int(p) for p in rows["point"]], **dict(info)}
+        self.chunks.append(entry)
+        self._frames.append(rows)
+        return entry
+
+    def rows(self) -> pd.DataFrame:
+        if not self._frames:
+            return pd.DataFrame({"point": np.zeros(0, dtype=int)})
+        return pd.concat(self._frames, ignore_index=True).sort_values("point", kind="stable").reset_index(drop=True)

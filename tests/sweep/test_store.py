@@ -1,0 +1,134 @@
+"""Chunked runs with a store: a killed sweep resumes without recomputing or losing a finished
+chunk and gives the results of an uninterrupted run; a changed sweep is refused; the manifest
+lists every chunk with its lockstep efficiency; chunk ordering and efficiency arithmetic."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipelines.errors import ConfigError
+from sweep import store as store_module
+from sweep.chunks import lockstep_efficiency, lockstep_order, split_chunks
+from sweep.plan import plan_groups
+from sweep.study import load_sweep, run_sweep
+from tests.sweep.test_design import write_sweep
+
+# 0.5 ms of the Flores slider-crank: the first impact comes at ~0.2 ms, so every point has a
+# contact and the metrics differ from point to point.
+SHORT = ['simulation.t_end="0.5 ms"']
+CLEARANCES = 'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.3 mm", "0.5 mm"]'
+RESTITUTIONS = 'path = "joints.pin.contact.restitution"\nvalues = [0.5, 0.9]'
+METRICS = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "slider.max_abs_ax", "steps"]
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    return write_sweep(tmp_path_factory.mktemp("store"), 'design = "grid"', CLEARANCES, RESTITUTIONS)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(config):
+    return run_sweep(*load_sweep(config, SHORT), batch_size=1, progress=False, chunk_size=2)
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(config, tmp_path_factory, monkeypatch_module):
+    """Run into ``out``, killed (the store's test hook) after its first chunk; then resume."""
+    out = tmp_path_factory.mktemp("killed")
+    design, base = load_sweep(config, SHORT)
+    monkeypatch_module.setenv(store_module.FAIL_AFTER_ENV, "1")
+    with pytest.raises(store_module.SimulatedKill):
+        run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=out)
+    monkeypatch_module.delenv(store_module.FAIL_AFTER_ENV)
+    manifest = json.loads((out / "chunks" / "manifest.json").read_text())
+    first = out / "chunks" / manifest["chunks"][0]["file"]
+    before = (first.stat().st_mtime_ns, first.read_bytes())
+    resumed = run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=out, resume=True)
+    return out, manifest, first, before, resumed
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+def test_kill_leaves_one_listed_chunk(killed_and_resumed):
+    _, manifest, first, _, _ = killed_and_resumed
+    assert len(manifest["chunks"]) == 1 and len(manifest["chunks"][0]["points"]) == 2
+    assert first.exists()
+
+
+def test_resume_does_not_recompute_finished_chunks(killed_and_resumed):
+    out, manifest, first, before, resumed = killed_and_resumed
+    assert (first.stat().st_mtime_ns, first.read_bytes()) == before
+    assert resumed.resumed_points == 2
+    # the resumed run ran only the other four points, in chunks of its own
+    new_chunks = resumed.chunks[1:]
+    assert sorted(p for chunk in new_chunks for p in chunk["points"]) == sorted(
+        set(range(6)) - set(manifest["chunks"][0]["points"])
+    )
+    stored = json.loads((out / "chunks" / "manifest.json").read_text())
+    assert stored["resumed"] == 1 and stored["chunks"][0] == manifest["chunks"][0]
+
+
+def test_resumed_results_equal_an_uninterrupted_run(killed_and_resumed, uninterrupted):
+    resumed = killed_and_resumed[4].frame
+    assert (resumed["status"] == "ok").all() and len(resumed) == 6
+    pd.testing.assert_frame_equal(resumed[["point", *METRICS]], uninterrupted.frame[["point", *METRICS]])
+    # the points really differ, so a mix-up of rows would show
+    assert resumed["pin.max_normal_force"].nunique() == 6
+
+
+def test_resuming_a_changed_sweep_is_refused(config, killed_and_resumed):
+    out = killed_and_resumed[0]
+    design, base = load_sweep(config, [*SHORT, "sweep.parameters.1.values=[0.5, 0.8]"])
+    with pytest.raises(ConfigError) as error:
+        run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=out, resume=True)
+    assert "--resume" in str(error.value) and "different sweep" in str(error.value)
+    assert len(str(error.value).splitlines()) == 1
+    # the refused run touched nothing
+    assert len(json.loads((out / "chunks" / "manifest.json").read_text())["chunks"]) == 3
+
+
+def test_manifest_lists_every_chunk_with_provenance(killed_and_resumed):
+    out = killed_and_resumed[0]
+    manifest = json.loads((out / "chunks" / "manifest.json").read_text())
+    assert len(manifest["fingerprint"]) == 64 and manifest["format"] == store_module.STORE_FORMAT
+    assert manifest["versions"]["jax"] and manifest["versions"]["equinox"] and manifest["git_revision"]
+    points = [p for chunk in manifest["chunks"] for p in chunk["points"]]
+    assert sorted(points) == list(range(6))
+    for chunk in manifest["chunks"]:
+        rows = pd.read_parquet(out / "chunks" / chunk["file"])
+        assert rows["point"].tolist() == chunk["points"]
+        assert 0.0 < chunk["lockstep_efficiency"] <= 1.0 and chunk["steps_max"] >= chunk["steps_mean"] > 0
+
+
+def test_fresh_run_replaces_an_old_store(config, tmp_path):
+    (tmp_path / "chunks").mkdir()
+    (tmp_path / "chunks" / "manifest.json").write_text('{"fingerprint": "x", "chunks": []}')
+    (tmp_path / "chunks" / "chunk-00007.parquet").write_text("stale")
+    design, base = load_sweep(config, [*SHORT, "sweep.parameters.0.values=[\"0.5 mm\"]"])
+    study = run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=tmp_path)
+    assert not (tmp_path / "chunks" / "chunk-00007.parquet").exists()
+    assert (study.frame["status"] == "ok").all() and study.resumed_points == 0
+
+
+def test_chunks_hold_neighbours_by_contact_period(config):
+    """Shortest contact period first: with a Hertz base a smaller clearance is stiffer."""
+    group = plan_groups(*load_sweep(config, SHORT))[0]
+    order = lockstep_order(group)
+    clearances = group.values[order, 0]
+    assert np.all(np.diff(clearances) >= 0)
+    chunks = split_chunks(order, 2)
+    assert [len(chunk) for chunk in chunks] == [2, 2, 2]
+    assert all(np.ptp(group.values[chunk, 0]) == 0 for chunk in chunks)
+
+
+def test_lockstep_efficiency_arithmetic():
+    assert lockstep_efficiency([100, 100, 100, 100], 2) == 1.0
+    assert lockstep_efficiency([100, 300], 1) == 1.0
+    assert lockstep_efficiency([100, 300], 2) == pytest.approx(400 / 600)
+    assert lockstep_efficiency([100, 300, 200], 2) == pytest.approx(600 / (600 + 400))  # padded last batch pays too
