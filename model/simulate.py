@@ -68,7 +68,7 @@ class SolverSettings(eqx.Module):
     icoeff: float = eqx.field(static=True, default=0.4)
     adjoint: str = eqx.field(static=True, default="checkpoint")  # checkpoint (reverse) | forward
     dtmax_contact_share: float | None = eqx.field(static=True, default=None)
-    jacobian: str = eqx.field(static=True, default="stage")  # step | stage | newton
+    jacobian: str = eqx.field(static=True, default="newton")  # step | stage | newton
     root_rtol: float | None = eqx.field(static=True, default=None)
     root_atol: float | None = eqx.field(static=True, default=None)
     root_tolerance_factor: float = eqx.field(static=True, default=1.0)
