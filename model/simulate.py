@@ -67,7 +67,7 @@ class SolverSettings(eqx.Module):
     pcoeff: float = eqx.field(static=True, default=0.3)
     icoeff: float = eqx.field(static=True, default=0.4)
     adjoint: str = eqx.field(static=True, default="checkpoint")  # checkpoint (reverse) | forward
-    dtmax_contact_share: float | None = eqx.field(static=True, default=None)
+    dtmax_contact_share: float | None = eqx.field(static=True, default=0.2)
     jacobian: str = eqx.field(static=True, default="newton")  # step | stage | newton
     root_rtol: float | None = eqx.field(static=True, default=None)
     root_atol: float | None = eqx.field(static=True, default=None)
