@@ -62,13 +62,12 @@ def _first_impact(t, penetration, memory):
     return jnp.where(any_contact, time, jnp.nan), jnp.where(any_contact, memory[index], jnp.nan)
 
 
-def regime_shares(penetration: Float[Array, " times"], continuous_after: Float[Array, ""]) -> tuple:
+def regime_shares(penetration: Float[Array, " times"], continuous_after_samples: Float[Array, ""]) -> tuple:
     """(free flight, impact, continuous contact) shares of the samples of one joint."""
     in_contact = penetration > 0.0
     episode = jnp.cumsum(contact_onsets(penetration)).astype(int) * in_contact
     samples_per_episode = jax.ops.segment_sum(in_contact.astype(float), episode, num_segments=penetration.size + 1)
-    interval = continuous_after  # in samples
-    continuous = in_contact & (samples_per_episode[episode] > interval)
+    continuous = in_contact & (samples_per_episode[episode] > continuous_after_samples)
     count = penetration.size
     free = jnp.sum(~in_contact) / count
     steady = jnp.sum(continuous) / count

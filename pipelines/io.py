@@ -33,14 +33,14 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
             os.unlink(temporary)
 
 
-def _jsonable(value):
+def jsonable(value):
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, (np.generic, np.ndarray)) or hasattr(value, "__array__"):
         array = np.asarray(value)
-        return _jsonable(array.tolist()) if array.ndim else _jsonable(array.item())
+        return jsonable(array.tolist()) if array.ndim else jsonable(array.item())
     if isinstance(value, float) and not np.isfinite(value):
         return None  # JSON has no NaN/inf; null means "not reached / undefined"
     return value
@@ -49,7 +49,7 @@ def _jsonable(value):
 def write_json(target: str | os.PathLike, data: dict) -> None:
     """Write ``data`` as indented JSON atomically (NaN/inf become null, arrays lists)."""
     with atomic_path(target) as temporary:
-        temporary.write_text(json.dumps(_jsonable(data), indent=2, allow_nan=False) + "\n")
+        temporary.write_text(json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
 
 
 def write_parquet(target: str | os.PathLike, frame) -> None:

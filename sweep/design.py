@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.stats import qmc
 
-from pipelines.commands.check import _value_in_base as value_in_base
+from pipelines.commands.check import value_in_base
 from pipelines.config import MechanismConfig
 from pipelines.errors import ConfigError
 from pipelines.units import UnitError, quantity_to_si

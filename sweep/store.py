@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.errors import ConfigError
-from pipelines.io import _jsonable, write_json, write_parquet
+from pipelines.io import jsonable, write_json, write_parquet
 
 MANIFEST = "manifest.json"
 STORE_FORMAT = 1
@@ -42,7 +42,7 @@ class SimulatedKill(RuntimeError):
 
 def fingerprint(resolved: Mapping[str, Any]) -> str:
     """SHA-256 of the resolved sweep as canonical JSON (sorted keys, SI floats by ``repr``)."""
-    text = json.dumps(_jsonable(dict(resolved)), sort_keys=True, separators=(",", ":"), default=repr)
+    text = json.dumps(jsonable(dict(resolved)), sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -97,14 +97,14 @@ def _check_parameter(mechanism: MechanismConfig, entry: dict, location: str, fil
         if field not in entry:
             continue
         raw_values = entry[field] if isinstance(entry[field], list) and field != "initial" else [entry[field]]
-        converted = [_value_in_base(mechanism, parameter, value, file, f"{location}.{field}") for value in raw_values]
+        converted = [value_in_base(mechanism, parameter, value, file, f"{location}.{field}") for value in raw_values]
         if field in ORDERED_FIELDS:
             _check_interval(converted, file, f"{location}.{field}")
         report[field] = converted if field != "initial" else converted[0]
     return report
 
 
-def _value_in_base(mechanism: MechanismConfig, parameter: str, value: Any, file: str, key: str) -> Any:
+def value_in_base(mechanism: MechanismConfig, parameter: str, value: Any, file: str, key: str) -> Any:
     """The SI value ``parameter`` takes when set to ``value``; refused values name the pipeline key."""
     try:
         return mechanism.with_values({parameter: value}, source=file).si_value(parameter)
