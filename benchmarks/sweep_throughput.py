@@ -149,6 +149,60 @@ def run_chunks(function, points: np.ndarray, chunk: int, progress: bool = True) 
     return jax.tree_util.tree_map(lambda *a: np.concatenate(a), *outputs), seconds
 
 
+def tool_throughput(mechanism, settings, points: np.ndarray, chunk: int, workers: int, repeats: int) -> dict:
+    """Throughput of the sweep tool's execution: ``ProcessExecutor`` worker processes, each
+    running chunks through ``sweep.run.chunk_runner`` (refilling lanes). Every worker
+    compiles on a warm-up chunk first; the timed phase is the whole grid, best of ``repeats``."""
+    from sweep.execute import ProcessExecutor, _run_in_worker
+    from sweep.run import STEP_SLOTS, default_lanes
+
+    executor = ProcessExecutor(workers)
+    payload = (mechanism, settings, SWEPT_PATHS, chunk, ())
+    try:
+        warm = [executor.pool.submit(_run_in_worker, 0, payload, points[:chunk]) for _ in range(workers)]
+        compile_seconds = max(future.result()[1]["compile_seconds"] for future in warm)
+        best, best_columns, recompiled = np.inf, None, 0.0
+        for _ in range(repeats):
+            start = time.perf_counter()
+            futures = [executor.pool.submit(_run_in_worker, 0, payload, points[first:first + chunk])
+                       for first in range(0, len(points), chunk)]
+            results = [future.result() for future in futures]
+            seconds = time.perf_counter() - start
+            recompiled = max(recompiled, max(info["compile_seconds"] for _, info in results))
+            if seconds < best:
+                best, best_columns = seconds, results
+    finally:
+        executor.close()
+    steps = np.concatenate([np.asarray(columns["steps"]) for columns, _ in best_columns])
+    slots = sum(float(np.sum(columns[STEP_SLOTS])) for columns, _ in best_columns)
+    results = np.concatenate([np.asarray(columns["result"]) for columns, _ in best_columns])
+    return {"mode": "sweep tool (refilling lanes, worker processes)", "chunk": chunk, "workers": workers,
+            "lanes": default_lanes(chunk, "cpu"), "points": int(len(points)), "seconds": best,
+            "compile_seconds": compile_seconds, "compile_seconds_in_timed_phase": recompiled,
+            "simulations_per_second": len(points) / best, "mean_steps": float(steps.mean()),
+            "max_steps": int(steps.max()), "min_steps": int(steps.min()), "failed": int(np.sum(results != 0)),
+            "lockstep_efficiency": float(steps.sum() / slots), "steps_per_point": steps.tolist()}
+
+
+def vmap_throughput(mechanism, settings, points: np.ndarray, chunk: int, repeats: int) -> dict:
+    """Plain ``jit(vmap(simulate))`` in chunks, in this process (one core): the lockstep baseline."""
+    function = batched_sweep(mechanism, settings)
+    start = time.perf_counter()
+    jax.block_until_ready(function(jnp.asarray(np.resize(points, (chunk, 2)))))
+    compile_seconds = time.perf_counter() - start
+    best, best_out = np.inf, None
+    for _ in range(repeats):
+        out, seconds = run_chunks(function, points, chunk)
+        if seconds < best:
+            best, best_out = seconds, out
+    steps = best_out["steps"]
+    return {"mode": "plain jit(vmap(simulate)) (lockstep)", "chunk": chunk, "workers": 1, "lanes": chunk,
+            "points": int(len(points)), "seconds": best, "compile_seconds": compile_seconds,
+            "simulations_per_second": len(points) / best, "mean_steps": float(steps.mean()),
+            "max_steps": int(steps.max()), "min_steps": int(steps.min()), "failed": int(np.sum(best_out["result"] != 0)),
+            "lockstep_efficiency": lockstep_efficiency(steps, chunk), "steps_per_point": steps.tolist()}
+
+
 def lockstep_efficiency(steps: np.ndarray, chunk: int) -> float:
     """Mean over chunks of (mean steps / max steps) in the chunk: the share of the batched
     step work that a member actually needed."""
@@ -163,21 +217,26 @@ def cpu_seconds() -> float:
 
 # ---------------------------------------------------------------------- the memory run
 def memory_run(args) -> dict:
-    """The 100,000-point sweep with a short t_end, in chunks; returns peak RSS and time."""
+    """The 100,000-point sweep with a short t_end, in chunks, through the sweep tool's chunk
+    function (refilling lanes, this process); returns peak RSS and time."""
+    from sweep.run import STEP_SLOTS, chunk_runner, default_lanes
+
     mechanism, settings = scipy_peer.load_flores(t_end=args.memory_t_end, output_interval=args.memory_output_interval)
-    function = batched_sweep(mechanism, settings)
     side = int(np.ceil(np.sqrt(args.memory_points)))
     points = sweep_grid(side, side)[: args.memory_points]
     start = time.perf_counter()
-    function(jnp.asarray(points[: args.memory_chunk])).__getitem__("steps").block_until_ready()
+    run, _ = chunk_runner(mechanism, settings, SWEPT_PATHS, args.memory_chunk)
     compile_seconds = time.perf_counter() - start
-    out, seconds = run_chunks(function, points, args.memory_chunk)
+    start = time.perf_counter()
+    chunks = [run(points[first:first + args.memory_chunk]) for first in range(0, len(points), args.memory_chunk)]
+    seconds = time.perf_counter() - start
+    steps = np.concatenate([columns["steps"] for columns in chunks])
     return {
-        "points": int(len(points)), "chunk": args.memory_chunk, "t_end": settings.t_end,
-        "output_interval": settings.output_interval, "compile_and_first_chunk_seconds": compile_seconds,
+        "points": int(len(points)), "chunk": args.memory_chunk, "lanes": default_lanes(args.memory_chunk, "cpu"),
+        "t_end": settings.t_end, "output_interval": settings.output_interval, "compile_seconds": compile_seconds,
         "seconds": seconds, "simulations_per_second": len(points) / seconds,
-        "failed": int(np.sum(out["result"] != 0)), "mean_steps": float(out["steps"].mean()),
-        "lockstep_efficiency": lockstep_efficiency(out["steps"], args.memory_chunk),
+        "failed": int(sum(np.sum(columns["result"] != 0) for columns in chunks)), "mean_steps": float(steps.mean()),
+        "lockstep_efficiency": float(steps.sum() / sum(float(np.sum(columns[STEP_SLOTS])) for columns in chunks)),
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
 
@@ -189,7 +248,12 @@ def parse_args(argv=None):
     parser.add_argument("--t-end", type=float, default=24e-3, help="s (2 revolutions at 5000 rpm)")
     parser.add_argument("--output-interval", type=float, default=None, help="s (default: the config's)")
     parser.add_argument("--grid", type=int, nargs=2, default=(16, 16), metavar=("CLEARANCES", "RESTITUTIONS"))
-    parser.add_argument("--chunks", type=int, nargs="+", default=(16, 64, 256), help="chunk sizes to measure")
+    parser.add_argument("--chunks", type=int, nargs="+", default=(64,),
+                        help="chunk sizes of the sweep tool's execution (refilling lanes) to measure")
+    parser.add_argument("--workers", type=int, nargs="+", default=(1, 2),
+                        help="worker processes to measure (the sweep's ProcessExecutor; 1 = one core)")
+    parser.add_argument("--vmap-chunks", type=int, nargs="*", default=(64,),
+                        help="also time plain jit(vmap(simulate)) in these chunk sizes (lockstep; for comparison)")
     parser.add_argument("--repeats", type=int, default=2, help="timed repetitions (best is kept)")
     parser.add_argument("--methods", nargs="+", default=("RK45", "DOP853", "RK23", "LSODA"))
     parser.add_argument("--rtols", type=float, nargs="+", default=(1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10))
@@ -204,7 +268,7 @@ def parse_args(argv=None):
     parser.add_argument("--out", default="outputs/benchmarks/sweep_throughput")
     args = parser.parse_args(argv)
     if args.quick:
-        args.t_end, args.grid, args.chunks, args.repeats = 0.5e-3, (4, 2), (4,), 1
+        args.t_end, args.grid, args.chunks, args.repeats, args.vmap_chunks = 0.5e-3, (4, 2), (4,), 1, (4,)
         args.methods, args.rtols, args.scipy_points = ("RK45", "DOP853"), (1e-5, 1e-7), 1
         args.memory_points, args.memory_chunk, args.memory_t_end = 2_000, 1_000, 0.05e-3
     return args
@@ -283,42 +347,30 @@ def main(argv=None) -> int:
                        "simulations_per_second": scipy_rate,
                        "cores_used": sum(scipy_cpu) / sum(scipy_seconds)}
 
-    # 4. our batched sweep
+    # 4. our sweep, as the sweep tool runs it: chunks of refilling lanes in worker processes
     ours_runs = []
     for chunk in args.chunks:
-        function = batched_sweep(mechanism, settings)
-        start = time.perf_counter()
-        jax.block_until_ready(function(jnp.asarray(np.resize(points, (chunk, 2)))))
-        compile_seconds = time.perf_counter() - start
-        best, best_out, cpu = np.inf, None, 0.0
-        for _ in range(args.repeats):
-            cpu_start = cpu_seconds()
-            sweep_out, seconds = run_chunks(function, points, chunk)
-            if seconds < best:
-                best, best_out, cpu = seconds, sweep_out, cpu_seconds() - cpu_start
-        steps = best_out["steps"]
-        shuffled = np.random.default_rng(0).permutation(steps)
-        run = {"chunk": chunk, "points": int(len(points)), "seconds": best, "compile_and_first_chunk_seconds": compile_seconds,
-               "simulations_per_second": len(points) / best, "cores_used": cpu / best,
-               "mean_steps": float(steps.mean()), "max_steps": int(steps.max()), "min_steps": int(steps.min()),
-               "mean_rejected": float(best_out["rejected"].mean()), "failed": int(np.sum(best_out["result"] != 0)),
-               "lockstep_efficiency": lockstep_efficiency(steps, chunk),
-               "lockstep_efficiency_unsorted": lockstep_efficiency(shuffled, chunk),
-               # bound for bucketing by a step-count predictor (e.g. a short pilot run)
-               "lockstep_efficiency_sorted_by_steps": lockstep_efficiency(np.sort(steps), chunk),
-               "points_values": points.tolist(), "steps_per_point": steps.tolist()}
+        for workers in args.workers:
+            run = tool_throughput(mechanism, settings, points, chunk, workers, args.repeats)
+            ours_runs.append(run)
+            log(f"ours chunk {chunk}, {workers} worker(s), {run['lanes']} lanes: {run['simulations_per_second']:.2f} sims/s "
+                f"({run['seconds']:.1f} s for {len(points)}), compile {run['compile_seconds']:.1f} s, steps mean "
+                f"{run['mean_steps']:.0f} max {run['max_steps']}, lane efficiency {run['lockstep_efficiency']:.2f}, "
+                f"failed {run['failed']}")
+    for chunk in args.vmap_chunks:
+        run = vmap_throughput(mechanism, settings, points, chunk, args.repeats)
         ours_runs.append(run)
-        log(f"ours chunk {chunk}: {run['simulations_per_second']:.2f} sims/s ({best:.1f} s for {len(points)}), "
-            f"compile+first chunk {compile_seconds:.1f} s, steps mean {run['mean_steps']:.0f} max {run['max_steps']}, "
-            f"lockstep {run['lockstep_efficiency']:.2f} (unsorted {run['lockstep_efficiency_unsorted']:.2f}, "
-            f"sorted by steps {run['lockstep_efficiency_sorted_by_steps']:.2f}), "
-            f"failed {run['failed']}")
+        log(f"plain vmap chunk {chunk} (1 core): {run['simulations_per_second']:.2f} sims/s, lockstep "
+            f"{run['lockstep_efficiency']:.2f}, steps mean {run['mean_steps']:.0f} max {run['max_steps']}")
     best_run = max(ours_runs, key=lambda r: r["simulations_per_second"])
+    one_core = max((r for r in ours_runs if r["workers"] == 1), key=lambda r: r["simulations_per_second"])
     report["ours_sweep"] = ours_runs
     report["ratio"] = best_run["simulations_per_second"] / scipy_rate
-    report["ratio_per_cpu_second"] = (best_run["simulations_per_second"] / best_run["cores_used"]) / (
+    report["ratio_one_core"] = one_core["simulations_per_second"] / scipy_rate
+    report["ratio_per_cpu_second"] = (best_run["simulations_per_second"] / best_run["workers"]) / (
         scipy_rate / report["scipy"]["cores_used"])
-    log(f"RATIO ours/scipy = {report['ratio']:.1f}x (per CPU-second {report['ratio_per_cpu_second']:.1f}x)")
+    log(f"RATIO ours/scipy = {report['ratio']:.1f}x ({best_run['workers']} workers; one core "
+        f"{report['ratio_one_core']:.1f}x; per CPU-second {report['ratio_per_cpu_second']:.1f}x)")
 
     # 5. memory run in its own process
     if not args.skip_memory:
@@ -350,20 +402,22 @@ def jsonable(figures: dict) -> dict:
 
 def markdown(report: dict) -> str:
     scipy, best = report["scipy"], max(report["ours_sweep"], key=lambda r: r["simulations_per_second"])
-    rows = ["| chunk | sims/s | steps mean / max | lockstep eff. (sorted / unsorted) | compile + 1st chunk (s) | CPU cores used |",
-            "|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| execution | chunk | workers | lanes | sims/s | ratio to scipy | steps mean / max | lane (lockstep) efficiency | compile (s) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for run in report["ours_sweep"]:
-        rows.append(f"| {run['chunk']} | {run['simulations_per_second']:.2f} | {run['mean_steps']:.0f} / {run['max_steps']} | "
-                    f"{run['lockstep_efficiency']:.2f} / {run['lockstep_efficiency_unsorted']:.2f} | "
-                    f"{run['compile_and_first_chunk_seconds']:.1f} | {run['cores_used']:.2f} |")
+        rows.append(f"| {run['mode']} | {run['chunk']} | {run['workers']} | {run['lanes']} | "
+                    f"{run['simulations_per_second']:.2f} | {run['simulations_per_second'] / scipy['simulations_per_second']:.1f}x | "
+                    f"{run['mean_steps']:.0f} / {run['max_steps']} | {run['lockstep_efficiency']:.2f} | "
+                    f"{run['compile_seconds']:.1f} |")
     methods = ["| method | rtol | error | s / sim | steps | nfev | matched |", "|---|---:|---:|---:|---:|---:|---|"]
     for name, r in report["scipy_methods"].items():
         methods.append(f"| {name} | {r['rtol']:.0e} | {r['error']:.2e} | {r['seconds']:.2f} | {r['steps']} | {r['nfev']} | "
                        f"{'yes' if r['matched'] else 'no'} |")
     text = [
-        f"**Ratio: {report['ratio']:.1f}x** simulations per second, ours (chunk {best['chunk']}) over scipy "
-        f"`solve_ivp` {scipy['method']} (rtol {scipy['rtol']:.0e}) at the same accuracy "
-        f"(per CPU-second: {report['ratio_per_cpu_second']:.1f}x).",
+        f"**Ratio: {report['ratio']:.1f}x** simulations per second, ours ({best['mode']}, chunk {best['chunk']}, "
+        f"{best['workers']} worker(s)) over scipy `solve_ivp` {scipy['method']} (rtol {scipy['rtol']:.0e}, one "
+        f"process) at the same accuracy; on one core {report['ratio_one_core']:.1f}x; per CPU-second "
+        f"{report['ratio_per_cpu_second']:.1f}x.",
         "",
         f"- ours: {best['simulations_per_second']:.2f} sims/s; scipy: {scipy['simulations_per_second']:.3f} sims/s "
         f"({np.mean(scipy['seconds']):.2f} s per simulation, {np.mean(scipy['steps']):.0f} steps)",

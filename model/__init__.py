@@ -33,6 +33,7 @@ from .stiffness import (
 from .mechanism import GROUND, ClearanceJoint, Driver, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
 from .dynamics import State, evaluate, initial_state, kinetic_energy, vector_field
 from .simulate import SOLVERS, SolverSettings, Trajectory, result_message, simulate, solve
+from .ensemble import EnsembleSolution, simulate_ensemble, solve_ensemble
 from .metrics import Regime, regimes, summary_metrics
 from .timescales import contact_periods
 from .solver_choice import choose_solver

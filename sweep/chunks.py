@@ -1,16 +1,19 @@
-"""Split a group's points into chunks, ordered so that a vmapped batch steps in lockstep well.
+"""Split a group's points into chunks, ordered so that batched solves waste little.
 
 A *chunk* is the unit of work that is stored (one parquet file, :mod:`sweep.store`), resumed
-and sent to a worker (:mod:`sweep.execute`). Inside a chunk the points run in vmapped
-*batches* of ``batch_size`` (all of the chunk on an accelerator, one at a time on a CPU).
+and sent to a worker (:mod:`sweep.execute`). Inside a chunk the points run in compiled calls
+of ``batch_size`` points, as refilling lanes (:func:`model.solve_ensemble`) or, for
+derivative sweeps, vmapped.
 
+Refilling lanes want the longest simulations queued first (so they do not form the tail);
 ``jax.vmap`` of diffrax's adaptive ``while_loop`` advances every member of a batch until the
-slowest has finished, so a batch costs ``batch_size x max(steps)``. Members should therefore
-need similar step counts. The step count of a clearance joint's solve is set mostly by the
+slowest has finished, so a batch costs ``batch_size x max(steps)`` and members should need
+similar step counts. One order serves both. The step count of a clearance joint's solve is set mostly by the
 stiffness of its contacts (the shortest contact period bounds the step during an impact) and
 then by how often it rebounds; points are ordered by the contact-period estimate
 ``model.contact_periods`` (Seed 000 §4.3) and then by their parameter values, so a chunk holds
-neighbours. ``lockstep_efficiency`` (mean over max steps, per batch) says how well it worked.
+neighbours (shortest period, i.e. stiffest and presumably longest, first). ``lockstep_efficiency`` says how well
+it worked for vmapped batches; the sweep reports ``sum(steps) / step slots`` for both ways.
 """
 
 from __future__ import annotations

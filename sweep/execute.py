@@ -1,5 +1,7 @@
-"""Executors: who runs the chunks. ``LocalExecutor`` (this process, every local JAX device)
-and ``RayExecutor`` (a Ray cluster; optional extra ``[distributed]``).
+"""Executors: who runs the chunks. ``LocalExecutor`` (this process, every local JAX device),
+``ProcessExecutor`` (worker processes on this machine: one compiled loop runs on one CPU
+core, so a multi-core CPU needs one process per core) and ``RayExecutor`` (a Ray cluster;
+optional extra ``[distributed]``).
 
 Both take the same :class:`ChunkTask` list and report each finished chunk through
 ``on_chunk(task, columns, info)`` in the driver process, which stores it
@@ -8,7 +10,9 @@ Both take the same :class:`ChunkTask` list and report each finished chunk throug
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -17,9 +21,9 @@ import jax
 import numpy as np
 
 from .plan import Group
-from .run import chunk_runner, enable_compilation_cache
+from .run import STEP_SLOTS, chunk_runner, enable_compilation_cache
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("auto", "local", "processes", "ray")
 
 
 @dataclasses.dataclass
@@ -100,12 +104,69 @@ def _run_round(run: Callable, round_: Sequence[ChunkTask], devices: int, batch: 
             rows = rows if len(rows) else values[-1:]
             stacked.append(np.concatenate([rows, np.repeat(rows[-1:], batch - len(rows), axis=0)]))
     columns = run(np.concatenate(stacked).reshape(-1, width))
+    slots = columns.pop(STEP_SLOTS)
     if on_points:
         on_points(sum(len(task.values) for task in round_))
     calls = len(stacked) // devices
     shaped = {name: np.asarray(column).reshape(calls, devices, batch) for name, column in columns.items()}
     return [{name: column[:, device, :].reshape(-1)[: len(task.values)] for name, column in shaped.items()}
-            for device, task in enumerate(round_)]
+            | {STEP_SLOTS: slots[device : device + 1]} for device, task in enumerate(round_)]
+
+
+class ProcessExecutor:
+    """Chunks in ``workers`` spawned processes of this machine, each a :class:`SweepWorker`
+    (compiles a group once, through the shared persistent compilation cache). XLA runs a
+    compiled solve on one core, and several forced host devices of one process did not
+    run side by side here, so processes are how a sweep uses a multi-core CPU."""
+
+    name = "processes"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(cache,),
+        )
+
+    def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
+            derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
+            on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
+        batch = _batch(batch_size, chunk_size)
+        payloads = {group.index: (group.mechanism, group.settings, group.paths, batch, derivative_metrics)
+                    for group in groups if any(task.group == group.index for task in tasks)}
+        runs = {index: GroupRun(batch_size=batch, workers=self.workers) for index in payloads}
+        if on_status:
+            on_status(f"{self.workers} worker processes")
+        start = time.perf_counter()
+        futures = {self.pool.submit(_run_in_worker, task.group, payloads[task.group], task.values): task
+                   for task in tasks}
+        for future in concurrent.futures.as_completed(futures):
+            task = futures[future]
+            columns, info = future.result()
+            record = runs[task.group]
+            record.compile_seconds = max(record.compile_seconds, info["compile_seconds"])
+            record.run_seconds = time.perf_counter() - start
+            on_chunk(task, columns, info | {"batch_size": batch})
+            if on_points:
+                on_points(len(task.values))
+        return runs
+
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
+
+
+# The worker of a ProcessExecutor process (set by its initializer): a process-wide slot is
+# the only way concurrent.futures lets a task reach state kept between tasks.
+_PROCESS_WORKER: "SweepWorker | None" = None
+
+
+def _start_worker(cache_folder: str) -> None:
+    global _PROCESS_WORKER
+    _PROCESS_WORKER = SweepWorker(cache_folder)
+
+
+def _run_in_worker(group: int, payload: tuple, values: np.ndarray) -> tuple[dict, dict]:
+    return _PROCESS_WORKER.run(group, payload, values)
 
 
 class RayExecutor:
@@ -173,7 +234,8 @@ class RayExecutor:
 
 
 class SweepWorker:
-    """A Ray actor: compiles each group's chunk function once and runs chunks with it."""
+    """A Ray actor or worker process: compiles each group's chunk function once and runs
+    chunks with it."""
 
     def __init__(self, cache_folder: str):
         import model  # noqa: F401  (float64)

@@ -1,20 +1,30 @@
-"""Compiled execution of a group's points: ``jit(vmap(simulate))``, one chunk at a time.
+"""Compiled execution of a group's points, one chunk at a time.
 
 Only the summary metrics, their requested derivatives and the solver counters leave the
-compiled function, never trajectories, so a batch's memory is that of the integrator state
-and the saved outputs of its members.
+compiled function, never trajectories, so a call's memory is that of the integrator state
+and the saved outputs of its points.
 
-Batch size (points per vmapped call). A vmapped ``diffeqsolve`` advances all members in
-lockstep until the slowest finishes. Measured on this project's 2-core CPU machine (Flores,
-24 ms, four points of one clearance with restitutions 0.5-0.95, 1991-7819 steps): one batch
-of four took 2.74-2.87 s, the four one after another 2.32-2.51 s. A vmapped step of four
-members costs ~2.9 single steps, so batching gains at most ~1.4x on a CPU and only when the
-members need nearly the same steps, which restitution sweeps break (lockstep efficiency
-0.5 above). The CPU default is therefore one point per call; accelerators take the chunk.
+Two ways to run a batch of points in one compiled call:
+
+- **Refilling lanes** (the default, :func:`model.solve_ensemble`): ``lanes`` simulations
+  advance together and a lane that finishes takes the next point of the batch, so nobody
+  waits for the slowest member. Measured on this project's 2-core CPU (Flores, 24 ms, an
+  8 x 8 clearance x restitution grid, 3200 steps mean and 9400 max): a lane step costs
+  ~16-22 us at 8-32 lanes against ~50 us for one unbatched step, and the lanes stay
+  busy 0.6-0.9 of the time where a vmapped solve of the same 64 points is busy 0.34.
+- **vmap** (``jit(vmap(simulate))``, lockstep): used when derivatives are requested
+  (forward mode through a refilling loop would carry a tangent per point). A vmapped
+  ``diffeqsolve`` advances all members until the slowest finishes; on a CPU one point per
+  call was measured faster (four Flores points: 2.74-2.87 s as one batch, 2.32-2.51 s one
+  after another), so that path's CPU batch is one point.
 
 Derivatives (``derivative_metrics``): ``jax.jacfwd`` of the chosen metrics with respect to
 the group's continuous values, through the solver in forward mode (the settings must have
 ``adjoint="forward"``); one tangent per swept path rides along each solve.
+
+Every call also returns its *step slots*: the steps it could have taken (lanes x loop
+iterations, or batch x the slowest member's steps); the sum of the steps over them is the
+lockstep efficiency reported per chunk.
 """
 
 from __future__ import annotations
@@ -33,12 +43,14 @@ import numpy as np
 
 import model
 from model.mechanism import Mechanism
-from model.simulate import SolverSettings
+from model.simulate import SolverSettings, trajectory_from_states
 from pipelines.build import ParameterMap
 
+STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
 NOT_RUN = -1  # result code of a point that was refused before it ran
-CPU_BATCH = 1  # measured, see the module docstring
-CPU_CHUNK = 8  # points per stored chunk on a CPU: a kill loses at most a few seconds of Flores work
+CPU_BATCH = 1  # vmap path (derivatives): measured, see the module docstring
+CPU_CHUNK = 64  # points per stored chunk on a CPU: ~5-10 s of Flores work, lost at most on a kill
+CPU_LANES = 16  # refilling lanes per call on a CPU (measured, see the module docstring)
 MEMORY_SHARE = 0.5  # share of an accelerator's memory a batch may take
 MAX_CHUNK = 4096
 CACHE_ENV = "CLEARANCE_JAX_CACHE"  # folder of JAX's persistent compilation cache
@@ -57,9 +69,20 @@ class PointOutcome(NamedTuple):
     result: jnp.ndarray
 
 
-def default_batch_size() -> int | None:
-    """Points per vmapped call: one on a CPU (measured), ``None`` (the whole chunk) elsewhere."""
-    return CPU_BATCH if jax.default_backend() == "cpu" else None
+def default_batch_size(derivatives: bool = False) -> int | None:
+    """Points per compiled call: the whole chunk (``None``), except for derivative sweeps
+    on a CPU, which run one point per call (measured, see the module docstring)."""
+    return CPU_BATCH if derivatives and jax.default_backend() == "cpu" else None
+
+
+def default_lanes(batch_size: int, platform: str | None = None) -> int:
+    """Refilling lanes per call. On a CPU about a third of the batch (each lane then runs
+    ~3 points, so the lanes that finish early have work), between 4 and ``CPU_LANES``;
+    the whole batch on an accelerator, whose width is free."""
+    platform = platform or jax.default_backend()
+    if platform != "cpu":
+        return batch_size
+    return max(1, min(batch_size, CPU_LANES, max(4, -(-batch_size // 3))))
 
 
 def enable_compilation_cache(folder: str | os.PathLike | None = None) -> Path:
@@ -126,6 +149,31 @@ def simulate_point(
     return outcome._replace(derivatives=derivatives)
 
 
+def simulate_points(
+    mechanism: Mechanism, values: jnp.ndarray, settings: SolverSettings, paths: tuple[str, ...], lanes: int,
+) -> tuple[PointOutcome, jnp.ndarray]:
+    """Simulate ``values[points, paths]`` with refilling lanes (:func:`model.solve_ensemble`);
+    returns the batched outcome and the call's step slots. Pure JAX."""
+    parameters = ParameterMap(mechanism, paths)
+    mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, values)
+    solution = model.solve_ensemble(mechanisms, settings, lanes)
+
+    def outcome(point, ys, steps, rejected, result):
+        trajectory = trajectory_from_states(point, solution.ts, ys, steps, rejected, result)
+        return PointOutcome(model.summary_metrics(point, trajectory), {}, trajectory.steps,
+                            trajectory.rejected_steps, trajectory.result)
+
+    outcomes = jax.vmap(outcome)(mechanisms, solution.ys, solution.steps, solution.rejected_steps, solution.result)
+    return outcomes, (solution.iterations * min(lanes, values.shape[0])).astype(jnp.float64)
+
+
+def _lockstep_points(mechanism, values, settings, paths, derivative_metrics) -> tuple[PointOutcome, jnp.ndarray]:
+    """``vmap(simulate_point)`` and its step slots (batch x the slowest member's steps)."""
+    outcomes = jax.vmap(functools.partial(simulate_point, settings=settings, paths=paths,
+                                          derivative_metrics=derivative_metrics), in_axes=(None, 0))(mechanism, values)
+    return outcomes, (values.shape[0] * jnp.max(outcomes.steps)).astype(jnp.float64)
+
+
 # key -> (compiled function, compile seconds)
 _COMPILED: dict[tuple, tuple[Callable, float]] = {}
 
@@ -138,12 +186,13 @@ def compiled_batch(
     derivative_metrics: tuple[str, ...] = (),
     devices: Sequence[jax.Device] | None = None,
 ) -> tuple[Callable, float]:
-    """``f(mechanism, values[len(devices) * batch_size, len(paths)]) -> PointOutcome``
-    compiled ahead of time, and the seconds its compilation took (0 when it was compiled
-    before in this process; small when JAX's persistent cache had it).
+    """``f(mechanism, values[len(devices) * batch_size, len(paths)]) -> (PointOutcome,
+    step slots[len(devices)])`` compiled ahead of time, and the seconds its compilation took
+    (0 when it was compiled before in this process; small when JAX's persistent cache had it).
+    Refilling lanes (``lanes`` per device) unless derivatives are requested.
 
     With several ``devices`` each gets its own batch through ``jax.shard_map``: every device
-    runs its own vmapped solve with its own lockstep, and nothing is communicated inside it.
+    runs its own solve, and nothing is communicated inside it.
     """
     devices = tuple(devices) if devices else (jax.devices()[0],)
     leaves = jax.tree_util.tree_leaves(mechanism)
@@ -158,8 +207,17 @@ def compiled_batch(
     )
     if key in _COMPILED:
         return _COMPILED[key][0], 0.0
-    point = functools.partial(simulate_point, settings=settings, paths=paths, derivative_metrics=tuple(derivative_metrics))
-    batched = jax.vmap(point, in_axes=(None, 0))
+    derivative_metrics = tuple(derivative_metrics)
+    if derivative_metrics:
+        def batched(mechanism, values):
+            outcomes, slots = _lockstep_points(mechanism, values, settings, paths, derivative_metrics)
+            return outcomes, slots[None]
+    else:
+        lanes = default_lanes(batch_size, devices[0].platform)
+
+        def batched(mechanism, values):
+            outcomes, slots = simulate_points(mechanism, values, settings, paths, lanes)
+            return outcomes, slots[None]
     if len(devices) > 1:
         from jax.sharding import Mesh, PartitionSpec
 
@@ -200,14 +258,17 @@ def run_batches(
 ) -> dict[str, np.ndarray]:
     """Run ``values[n, paths]`` through ``compiled`` (shape ``devices * batch_size``), padding
     the last call with copies of its final point. Returns flat arrays: ``metric`` columns,
-    ``d(metric)/d(path)`` columns, ``steps``, ``rejected_steps``, ``result``."""
+    ``d(metric)/d(path)`` columns, ``steps``, ``rejected_steps``, ``result``, and
+    ``STEP_SLOTS`` (per device: the step slots of its calls, padding included)."""
     width = devices * batch_size
     count = len(values)
     columns: dict[str, np.ndarray] = {}
+    slots = np.zeros(devices)
     for first in range(0, count, width):
         chosen = values[first : first + width]
         padded = np.concatenate([chosen, np.repeat(chosen[-1:], width - len(chosen), axis=0)])
-        outcome = jax.device_get(compiled(mechanism, jnp.asarray(padded)))
+        outcome, call_slots = jax.device_get(compiled(mechanism, jnp.asarray(padded)))
+        slots += np.asarray(call_slots, dtype=np.float64)
         flat = {name: column for name, column in outcome.metrics.items()}
         for name, jacobian in outcome.derivatives.items():
             flat.update({f"d({name})/d({path})": jacobian[:, k] for k, path in enumerate(paths)})
@@ -216,6 +277,7 @@ def run_batches(
             columns.setdefault(name, np.empty(count, dtype=np.asarray(column).dtype))[first : first + len(chosen)] = column[: len(chosen)]
         if on_batch is not None:
             on_batch(len(chosen))
+    columns[STEP_SLOTS] = slots
     return columns
 
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,13 +22,13 @@ from pipelines.config import MechanismConfig, load_pipeline_mechanism
 from pipelines.errors import ConfigError
 from pipelines.io import save_figure, write_json, write_parquet
 
-from .chunks import lockstep_efficiency, lockstep_order, split_chunks
+from .chunks import lockstep_order, split_chunks
 from .design import SweepDesign, parse_design
-from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, RayExecutor
+from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor
 from .plan import Group, plan_groups
 from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
 from .results import OK, metric_units, results_frame
-from .run import default_batch_size, memory_chunk_size
+from .run import CPU_CHUNK, CPU_LANES, STEP_SLOTS, default_batch_size, memory_chunk_size
 from .store import ChunkStore, MemoryStore, fingerprint, git_revision, package_versions
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
@@ -157,12 +158,28 @@ def resolved_sweep(design: SweepDesign, base: MechanismConfig, groups: Sequence[
     }
 
 
-def make_executor(executor: str | object, ray_address: str | None = None, ray_workers: int | None = None):
+def make_executor(executor: str | object, ray_address: str | None = None, ray_workers: int | None = None,
+                  chunks: int = 1, workers: int | None = None):
+    """The executor named ``executor``; ``"auto"``: worker processes (one per CPU core, at most
+    one per chunk) when JAX runs on a multi-core CPU and there is more than one chunk, else
+    this process."""
     if not isinstance(executor, str):
         return executor
     if executor not in EXECUTORS:
         raise ConfigError("--executor", executor, f"unknown executor; expected one of {list(EXECUTORS)}")
+    if executor == "auto":
+        cores = workers or os.cpu_count() or 1
+        use_processes = jax.default_backend() == "cpu" and min(cores, chunks) > 1
+        executor, workers = ("processes", min(cores, chunks)) if use_processes else ("local", None)
+    if executor == "processes":
+        return ProcessExecutor(workers)
     return LocalExecutor() if executor == "local" else RayExecutor(ray_address, ray_workers)
+
+
+def cpu_chunk_size(points: int, workers: int) -> int:
+    """Points per chunk on a CPU: an equal share per worker, between ``CPU_LANES`` (so the
+    lanes of a call stay busy) and ``CPU_CHUNK`` (so a kill loses little)."""
+    return int(np.clip(-(-points // max(workers, 1)), CPU_LANES, CPU_CHUNK))
 
 
 def run_sweep(
@@ -174,17 +191,20 @@ def run_sweep(
     chunk_size: int | None = None,
     out_dir: str | Path | None = None,
     resume: bool = False,
-    executor: str | object = "local",
+    executor: str | object = "auto",
     ray_address: str | None = None,
     ray_workers: int | None = None,
+    workers: int | None = None,
 ) -> SweepStudy:
     """Run every point of ``design`` in chunks; a failing point becomes a row with its status.
 
     With ``out_dir`` each finished chunk is stored in ``out_dir/chunks`` (:mod:`sweep.store`)
-    and ``resume=True`` continues a killed run of the same sweep there.
+    and ``resume=True`` continues a killed run of the same sweep there. ``executor``:
+    ``"auto"`` (default; see :func:`make_executor`), ``"local"``, ``"processes"`` (``workers``
+    processes, default one per core) or ``"ray"``.
     """
     start = time.perf_counter()
-    batch_size = default_batch_size() if batch_size is None else batch_size
+    batch_size = default_batch_size(bool(design.derivatives)) if batch_size is None else batch_size
     groups = plan_groups(design, base)
     if design.derivatives:
         for group in groups:
@@ -199,33 +219,40 @@ def run_sweep(
         store = MemoryStore(key)
     finished = store.finished_points()
     runnable_groups = [group for group in groups if group.runnable.size]
+    remaining = {group.index: np.array([n for n in lockstep_order(group) if int(group.points[n]) not in finished],
+                                       dtype=int) for group in runnable_groups}
     if chunk_size is None:
         chunk_size = min((memory_chunk_size(group.mechanism, group.settings) for group in runnable_groups), default=1)
-    tasks = []
-    for group in runnable_groups:
-        remaining = np.array([n for n in lockstep_order(group) if int(group.points[n]) not in finished], dtype=int)
-        tasks += [ChunkTask(group.index, positions, group.values[positions]) for positions in split_chunks(remaining, chunk_size)]
+        if jax.default_backend() == "cpu" and executor in ("auto", "processes"):
+            chunk_size = cpu_chunk_size(sum(map(len, remaining.values())), workers or os.cpu_count() or 1)
+    tasks = [ChunkTask(group.index, positions, group.values[positions])
+             for group in runnable_groups for positions in split_chunks(remaining[group.index], chunk_size)]
     total = sum(len(group.points) for group in groups)
     pending = sum(len(task.positions) for task in tasks)
     by_index = {group.index: group for group in groups}
 
     def store_chunk(task: ChunkTask, columns: dict, info: dict) -> None:
         group = by_index[task.group]
+        slots = float(np.sum(columns.pop(STEP_SLOTS)))
         rows = pd.DataFrame({"point": group.points[task.positions], "group": task.group, **columns})
         steps = np.asarray(columns["steps"])
         store.add(rows, {
             "group": task.group, **info,
-            "lockstep_efficiency": lockstep_efficiency(steps, info["batch_size"]),
+            "lockstep_efficiency": float(steps.sum() / slots) if slots > 0 else 1.0,
             "steps_mean": float(steps.mean()), "steps_max": int(steps.max()),
         })
 
-    runner = make_executor(executor, ray_address, ray_workers)
-    with tqdm(total=total, initial=total - pending, desc="sweep", unit="point", disable=not progress,
-              dynamic_ncols=True) as bar:
-        runs = runner.run(
-            groups, tasks, batch_size, chunk_size, design.derivatives, store_chunk,
-            on_points=bar.update, on_status=lambda text: bar.set_postfix_str(text, refresh=True),
-        )
+    runner = make_executor(executor, ray_address, ray_workers, chunks=len(tasks), workers=workers)
+    try:
+        with tqdm(total=total, initial=total - pending, desc="sweep", unit="point", disable=not progress,
+                  dynamic_ncols=True) as bar:
+            runs = runner.run(
+                groups, tasks, batch_size, chunk_size, design.derivatives, store_chunk,
+                on_points=bar.update, on_status=lambda text: bar.set_postfix_str(text, refresh=True),
+            )
+    finally:
+        if isinstance(runner, ProcessExecutor):  # a Ray session may serve several sweeps
+            runner.close()
     units = metric_units(base)
     continuous = groups[0].paths if groups else ()
     frame = results_frame(design, groups, store.rows(), list(units), derivative_columns(design, continuous))

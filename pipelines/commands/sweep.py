@@ -18,18 +18,24 @@ from ..io import default_output_dir
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--chunk-size", type=int, default=None, metavar="N",
-        help="points per stored chunk (default: 8 on CPU, from the device memory on GPU/TPU)",
+        help="points per stored chunk (default on CPU: an equal share per worker process, 16-64; "
+             "on GPU/TPU: from the device memory)",
     )
     parser.add_argument(
         "--batch-size", type=int, default=None, metavar="N",
-        help="points per vmapped call inside a chunk (default: 1 on CPU, measured faster; the whole chunk on GPU/TPU)",
+        help="points per compiled call inside a chunk (default: the whole chunk, run in refilling lanes; "
+             "1 on CPU with --derivatives, measured faster)",
     )
     parser.add_argument("--resume", action="store_true", help="continue a killed sweep from the chunks stored in --out")
     parser.add_argument(
         "--derivatives", nargs="+", default=[], action="extend", metavar="METRIC",
         help="also write d(METRIC)/d(path) for every swept continuous path (forward mode through the solver)",
     )
-    parser.add_argument("--executor", choices=("local", "ray"), default="local", help="where chunks run (default: local)")
+    parser.add_argument("--executor", choices=("auto", "local", "processes", "ray"), default="auto",
+                        help="where chunks run: this process (local), worker processes on this machine (processes), "
+                             "a Ray cluster (ray); default auto: one process per CPU core when there are several chunks")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="worker processes for --executor auto/processes (default: one per CPU core)")
     parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
                         help='Ray cluster to join ("auto" after `ray start`); default: start a local Ray')
     parser.add_argument("--ray-workers", type=int, default=None, metavar="N",
@@ -43,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, check, run and write; bad input raises :class:`ConfigError` before anything runs."""
-    for flag in ("batch_size", "chunk_size", "ray_workers"):
+    for flag in ("batch_size", "chunk_size", "ray_workers", "workers"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise ConfigError(f"--{flag.replace('_', '-')}", "", f"expected an integer >= 1, got {value}")
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     study = run_sweep(
         design, base, batch_size=args.batch_size, progress=not args.no_progress, chunk_size=args.chunk_size,
         out_dir=out_dir, resume=args.resume, executor=args.executor, ray_address=args.ray_address,
-        ray_workers=args.ray_workers,
+        ray_workers=args.ray_workers, workers=args.workers,
     )
     written = write_sweep(study, out_dir, args.plot_metrics or None)
     summary = study.summary()

@@ -33,7 +33,7 @@ def cluster():
 def test_ray_chunks_match_local_run(config, cluster, tmp_path):
     design, base = load_sweep(config, TINY)
     remote = run_sweep(design, base, batch_size=1, progress=False, chunk_size=1, out_dir=tmp_path, executor="ray")
-    local = run_sweep(design, base, batch_size=1, progress=False, chunk_size=1)
+    local = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=1)
     assert remote.executor == "ray" and len(remote.chunks) == 4
     workers = {chunk["worker"] for chunk in remote.chunks}
     assert 1 <= len(workers) <= 2  # two actors, one per CPU, reused across chunks

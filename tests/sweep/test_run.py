@@ -35,12 +35,12 @@ def config(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def one_by_one(config):
-    return run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False)
+    return run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False, executor="local")
 
 
 @pytest.fixture(scope="module")
 def in_pairs(config):
-    return run_sweep(*load_sweep(config, OVERRIDES + ONLY_ENOUGH_STEPS), batch_size=2, progress=False)
+    return run_sweep(*load_sweep(config, OVERRIDES + ONLY_ENOUGH_STEPS), batch_size=2, progress=False, executor="local")
 
 
 def test_failed_points_are_rows_with_their_status(one_by_one):
@@ -92,6 +92,6 @@ def test_batch_size_does_not_change_results(one_by_one, in_pairs):
 
 def test_compiled_groups_are_reused(config, one_by_one):
     compiled = len(run._COMPILED)
-    again = run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False)
+    again = run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False, executor="local")
     assert len(run._COMPILED) == compiled and again.runs[0].compile_seconds == 0.0
     np.testing.assert_array_equal(again.frame[METRICS].to_numpy(float), one_by_one.frame[METRICS].to_numpy(float))

@@ -39,7 +39,7 @@ def derivatives(tmp_path_factory):
     folder = tmp_path_factory.mktemp("derivatives")
     config = point_config(folder, [3e-4], [0.6, 0.9], "points.toml")
     design, base = load_sweep(config, SHORT, derivatives=DIFFERENTIATED)
-    return run_sweep(design, base, batch_size=2, progress=False, chunk_size=2)
+    return run_sweep(design, base, batch_size=2, progress=False, executor="local", chunk_size=2)
 
 
 def test_derivatives_match_central_differences(derivatives, tmp_path):
@@ -50,7 +50,7 @@ def test_derivatives_match_central_differences(derivatives, tmp_path):
     h_c, h_e = STEPS[PATHS[0]], STEPS[PATHS[1]]
     # one grid holds every shifted point: (c +- h, e) and (c, e +- h) for both restitutions
     config = point_config(tmp_path, [c - h_c, c, c + h_c], [v for e in restitutions for v in (e - h_e, e, e + h_e)], "fd.toml")
-    fd = run_sweep(*load_sweep(config, SHORT), batch_size=1, progress=False).frame
+    fd = run_sweep(*load_sweep(config, SHORT), batch_size=1, progress=False, executor="local").frame
     assert (fd["status"] == "ok").all()
 
     def at(clearance, restitution):
@@ -87,7 +87,7 @@ def test_saltelli_design_has_salib_layout():
 def sobol_study(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sobol")
     config = write_sweep(folder, 'design = "sobol"\nsamples = 8\nsensitivity = true', CLEARANCE_RANGE, RESTITUTION_RANGE)
-    study = run_sweep(*load_sweep(config, ['simulation.t_end="0.5 ms"']), progress=False)
+    study = run_sweep(*load_sweep(config, ['simulation.t_end="0.5 ms"']), progress=False, executor="local")
     return study, write_outputs(study, folder / "out")
 
 

@@ -30,7 +30,7 @@ def config(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def uninterrupted(config):
-    return run_sweep(*load_sweep(config, SHORT), batch_size=1, progress=False, chunk_size=2)
+    return run_sweep(*load_sweep(config, SHORT), batch_size=1, progress=False, executor="local", chunk_size=2)
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +40,12 @@ def killed_and_resumed(config, tmp_path_factory, monkeypatch_module):
     design, base = load_sweep(config, SHORT)
     monkeypatch_module.setenv(store_module.FAIL_AFTER_ENV, "1")
     with pytest.raises(store_module.SimulatedKill):
-        run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=out)
+        run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=2, out_dir=out)
     monkeypatch_module.delenv(store_module.FAIL_AFTER_ENV)
     manifest = json.loads((out / "chunks" / "manifest.json").read_text())
     first = out / "chunks" / manifest["chunks"][0]["file"]
     before = (first.stat().st_mtime_ns, first.read_bytes())
-    resumed = run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=out, resume=True)
+    resumed = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=2, out_dir=out, resume=True)
     return out, manifest, first, before, resumed
 
 
@@ -86,7 +86,7 @@ def test_resuming_a_changed_sweep_is_refused(config, killed_and_resumed):
     out = killed_and_resumed[0]
     design, base = load_sweep(config, [*SHORT, "sweep.parameters.1.values=[0.5, 0.8]"])
     with pytest.raises(ConfigError) as error:
-        run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=out, resume=True)
+        run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=2, out_dir=out, resume=True)
     assert "--resume" in str(error.value) and "different sweep" in str(error.value)
     assert len(str(error.value).splitlines()) == 1
     # the refused run touched nothing
@@ -111,7 +111,7 @@ def test_fresh_run_replaces_an_old_store(config, tmp_path):
     (tmp_path / "chunks" / "manifest.json").write_text('{"fingerprint": "x", "chunks": []}')
     (tmp_path / "chunks" / "chunk-00007.parquet").write_text("stale")
     design, base = load_sweep(config, [*SHORT, "sweep.parameters.0.values=[\"0.5 mm\"]"])
-    study = run_sweep(design, base, batch_size=1, progress=False, chunk_size=2, out_dir=tmp_path)
+    study = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=2, out_dir=tmp_path)
     assert not (tmp_path / "chunks" / "chunk-00007.parquet").exists()
     assert (study.frame["status"] == "ok").all() and study.resumed_points == 0
 

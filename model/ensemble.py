@@ -1,0 +1,248 @@
+"""Many simulations in one compiled loop, without lockstep: lanes that refill.
+
+``jax.vmap(simulate)`` advances all members of a batch together, one step of each per
+iteration of a single ``while_loop``, so every member pays for the slowest: in a
+clearance sweep the step count varies 3x across a grid (more impacts at high restitution
+and large clearance) and the measured *lockstep efficiency* (mean over max steps) was
+0.3-0.4. Here a fixed number of *lanes* step together, and a lane whose simulation ends
+immediately loads the next point of the queue (its mechanism, initial state, first step
+size), so the loop runs ~``sum(steps) / lanes`` iterations instead of
+``max(steps) * points / lanes``: the efficiency is ~1 up to the tail of the queue.
+
+Each lane takes exactly the steps ``diffrax.diffeqsolve`` would take for its point (same
+solver, ``PIDController``, initial step selection, clipping to ``t1`` and dense output at
+the save times, following ``diffrax/_integrate.py``), so the saved states equal those of
+:func:`model.simulate` to rounding; ``tests/model/test_ensemble.py`` checks it.
+
+Reverse-mode differentiation through the refilling loop is not supported (it is a
+``while_loop`` of unknown length); forward mode works but costs a tangent per point and
+parameter, so sweeps that ask for derivatives use ``vmap(simulate)`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from diffrax._term import WrapTerm
+from jaxtyping import Array, Float, Int, PyTree
+
+from .dynamics import State, initial_state, vector_field
+from .mechanism import Mechanism
+from .simulate import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
+
+_SUCCESS = 0
+_MAX_STEPS_REACHED = int(diffrax.RESULTS.max_steps_reached._value)
+
+
+class _Lane(eqx.Module):
+    """The integration state of one lane (every field gains a leading lane axis). The
+    saved states go straight to the ensemble's output array, so a lane stays small and
+    refilling it copies nothing large."""
+
+    point: Int[Array, ""]  # index of the simulated point; ``num_points`` when idle
+    mechanism: Mechanism
+    tprev: Float[Array, ""]
+    tnext: Float[Array, ""]
+    y: State
+    solver_state: PyTree
+    controller_state: PyTree
+    save_index: Int[Array, ""]  # first output time not saved yet
+    steps: Int[Array, ""]
+    rejected: Int[Array, ""]
+    result: Int[Array, ""]
+
+
+class _Saves(NamedTuple):
+    """What one step leaves to save: output times ``[first, stop)`` of its interval."""
+
+    first: Int[Array, ""]
+    stop: Int[Array, ""]
+    t0: Float[Array, ""]
+    t1: Float[Array, ""]
+    dense_info: PyTree
+
+
+class EnsembleSolution(eqx.Module):
+    """States at the output times of every point, and per-point solver statistics."""
+
+    ts: Float[Array, " times"]
+    ys: State  # [points, times, ...]
+    steps: Int[Array, " points"]
+    rejected_steps: Int[Array, " points"]
+    result: Int[Array, " points"]  # diffrax.RESULTS index; 0 = successful
+    iterations: Int[Array, ""]  # iterations of the shared loop
+
+    def lane_efficiency(self, lanes: int) -> Float[Array, ""]:
+        """Steps taken over step slots offered (``iterations * lanes``): 1 is no waste."""
+        return jnp.sum(self.steps) / (self.iterations * min(lanes, self.steps.size))
+
+
+def _clip_to_end(tprev, tnext, t1, t1_clip_floor, keep_step):
+    # as diffrax: within ~100 ULP of t1 the step goes to t1 exactly (or halves on rejection)
+    tclip = jnp.where(keep_step, t1, tprev + 0.5 * (t1 - tprev))
+    return jnp.where(tnext > t1_clip_floor, tclip, tnext)
+
+
+def _wrapped_terms(settings: SolverSettings):
+    # as diffeqsolve does (forward in time), so that solver privileges for WrapTerm apply
+    return jax.tree_util.tree_map(
+        lambda term: WrapTerm(term, jnp.asarray(1)), _terms(settings.solver, vector_field),
+        is_leaf=lambda x: isinstance(x, diffrax.AbstractTerm) and not isinstance(x, diffrax.MultiTerm),
+    )
+
+
+def _select(predicate, new, old):
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(predicate, a, b), new, old)
+
+
+class _Integrator(eqx.Module):
+    """The diffrax pieces shared by every lane."""
+
+    settings: SolverSettings = eqx.field(static=True)
+    terms: PyTree
+    solver: diffrax.AbstractSolver
+    output_times: Float[Array, " times"]
+    t1_clip_floor: Float[Array, ""]
+
+    @property
+    def t1(self):
+        return self.output_times[-1]
+
+    def start(self, point, mechanism: Mechanism, y0: State) -> _Lane:
+        """A lane at ``t = 0`` on ``point``: initial step as diffeqsolve chooses it."""
+        controller = make_controller(mechanism, self.settings)
+        t0 = jnp.zeros((), y0.q.dtype)
+        tnext, controller_state = controller.init(
+            self.terms, t0, self.t1, y0, None, mechanism, self.solver.func, self.solver.error_order(self.terms)
+        )
+        tnext = jnp.minimum(tnext, self.t1)
+        zero = jnp.zeros((), jnp.int64)
+        return _Lane(point, mechanism, t0, tnext, y0, self.solver.init(self.terms, t0, tnext, y0, mechanism),
+                     controller_state, zero, zero, zero, zero)
+
+    def advance(self, lane: _Lane) -> tuple[_Lane, _Saves]:
+        """One attempted step of one lane (as ``diffrax/_integrate.py``'s loop body)."""
+        mechanism = lane.mechanism
+        y, y_error, dense_info, solver_state, solver_result = self.solver.step(
+            self.terms, lane.tprev, lane.tnext, lane.y, mechanism, lane.solver_state, False
+        )
+        y_error = jax.tree_util.tree_map(lambda x: jnp.where(jnp.isnan(x), jnp.inf, x), y_error)
+        keep_step, tprev, tnext, _, controller_state, controller_result = make_controller(
+            mechanism, self.settings
+        ).adapt_step_size(lane.tprev, lane.tnext, lane.y, y, mechanism, y_error,
+                          self.solver.error_order(self.terms), lane.controller_state)
+        tprev = jnp.minimum(tprev, self.t1)
+        tnext = _clip_to_end(tprev, tnext, self.t1, self.t1_clip_floor, keep_step)
+
+        save_stop = jnp.where(keep_step, jnp.searchsorted(self.output_times, lane.tnext, side="right"),
+                              lane.save_index)
+        saves = _Saves(lane.save_index, save_stop, lane.tprev, lane.tnext, dense_info)
+
+        result = jnp.where(keep_step, solver_result._value, _SUCCESS)
+        result = jnp.where(result == _SUCCESS, controller_result._value, result)
+        steps = lane.steps + 1
+        unfinished = (tprev < self.t1) & (result == _SUCCESS)
+        result = jnp.where(unfinished & (steps >= self.settings.max_steps), _MAX_STEPS_REACHED, result)
+        lane = _Lane(
+            lane.point, mechanism, tprev, tnext,
+            _select(keep_step, y, lane.y), _select(keep_step, solver_state, lane.solver_state),
+            controller_state, save_stop.astype(lane.save_index.dtype), steps,
+            lane.rejected + jnp.where(keep_step, 0, 1).astype(lane.rejected.dtype), result.astype(lane.result.dtype),
+        )
+        return lane, saves
+
+    def interpolate(self, saves: _Saves, index) -> State:
+        interpolator = self.solver.interpolation_cls(t0=saves.t0, t1=saves.t1, **saves.dense_info)
+        return interpolator.evaluate(self.output_times[jnp.minimum(index, self.output_times.size - 1)])
+
+    def running(self, lane: _Lane, num_points: int):
+        return (lane.point < num_points) & (lane.tprev < self.t1) & (lane.result == _SUCCESS)
+
+
+def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int = 16,
+                   y0s: State | None = None) -> EnsembleSolution:
+    """Integrate every point of a batched mechanism (leading axis = points) with
+    ``lanes`` simulations in flight at once; a lane that finishes takes the next point.
+
+    ``mechanisms``: e.g. ``jax.vmap(parameter_map.apply, (None, 0))(base, values)``.
+    ``y0s``: initial states per point (default :func:`model.initial_state` of each).
+    Points are taken in order: put those expected to take longest first to shorten the
+    tail. Pure JAX; jit it (``settings`` and ``lanes`` static).
+    """
+    num_points = jax.tree_util.tree_leaves(mechanisms)[0].shape[0]
+    lanes = max(1, min(lanes, num_points))
+    y0s = jax.vmap(initial_state)(mechanisms) if y0s is None else y0s
+    output_times = settings.output_times()
+    t1_clip_floor = output_times[-1]
+    for _ in range(100):
+        t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
+    integrator = _Integrator(settings, _wrapped_terms(settings), make_solver(settings), output_times, t1_clip_floor)
+
+    def point_inputs(indices):
+        clamped = jnp.minimum(indices, num_points - 1)
+        return (jax.tree_util.tree_map(lambda leaf: leaf[clamped], mechanisms),
+                jax.tree_util.tree_map(lambda leaf: leaf[clamped], y0s))
+
+    def save(lane_state: _Lane, saves: _Saves, ys: State) -> State:
+        """Write the output times each lane's last step passed into ``ys[point, index]``."""
+
+        def pending(carry):
+            offset, _ = carry
+            return jnp.any(saves.first + offset < saves.stop)
+
+        def write(carry):
+            offset, ys = carry
+            index = saves.first + offset
+            states = jax.vmap(integrator.interpolate)(saves, index)
+            rows = jnp.where(index < saves.stop, lane_state.point, num_points)  # out of range: dropped
+            ys = jax.tree_util.tree_map(lambda out, value: out.at[rows, index].set(value, mode="drop"), ys, states)
+            return offset + 1, ys
+
+        return jax.lax.while_loop(pending, write, (jnp.zeros((), jnp.int64), ys))[1]
+
+    def retire_and_refill(carry):
+        lane_state, stats, queued = carry
+        finished = (lane_state.point < num_points) & ~integrator.running(lane_state, num_points)
+        rows = jnp.where(finished, lane_state.point, num_points)  # out of range: dropped
+        stats = tuple(column.at[rows].set(value, mode="drop") for column, value in
+                      zip(stats, (lane_state.steps, lane_state.rejected, lane_state.result)))
+        next_points = queued + jnp.cumsum(finished) - 1
+        next_points = jnp.where(finished & (next_points < num_points), next_points, num_points)
+        fresh = jax.vmap(integrator.start)(next_points, *point_inputs(next_points))
+        lane_state = jax.vmap(_select)(finished, fresh, lane_state)
+        return lane_state, stats, jnp.minimum(queued + jnp.sum(finished), num_points)
+
+    def body(carry):
+        lane_state, ys, stats, queued, iterations = carry
+        lane_state, saves = jax.vmap(integrator.advance)(lane_state)
+        ys = save(lane_state, saves, ys)
+        any_finished = jnp.any((lane_state.point < num_points) & ~integrator.running(lane_state, num_points))
+        lane_state, stats, queued = jax.lax.cond(any_finished, retire_and_refill, lambda c: c,
+                                                 (lane_state, stats, queued))
+        return lane_state, ys, stats, queued, iterations + 1
+
+    def cond(carry):
+        return jnp.any(carry[0].point < num_points)
+
+    first = jnp.arange(lanes)
+    lane_state = jax.vmap(integrator.start)(first, *point_inputs(first))
+    ys = jax.tree_util.tree_map(
+        lambda leaf: jnp.full((num_points, output_times.size) + leaf.shape[1:], jnp.inf, leaf.dtype), y0s)
+    stats = tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3))
+    carry = (lane_state, ys, stats, jnp.asarray(lanes, jnp.int64), jnp.zeros((), jnp.int64))
+    _, ys, (steps, rejected, result), _, iterations = jax.lax.while_loop(cond, body, carry)
+    return EnsembleSolution(output_times, ys, steps, rejected, result, iterations)
+
+
+def simulate_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int = 16) -> Trajectory:
+    """:func:`solve_ensemble` post-processed like :func:`model.simulate`: a
+    :class:`~model.Trajectory` whose fields gain a leading points axis."""
+    solution = solve_ensemble(mechanisms, settings, lanes)
+    return jax.vmap(
+        lambda mechanism, ys, steps, rejected, result: trajectory_from_states(
+            mechanism, solution.ts, ys, steps, rejected, result)
+    )(mechanisms, solution.ys, solution.steps, solution.rejected_steps, solution.result)

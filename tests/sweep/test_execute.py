@@ -1,0 +1,48 @@
+"""Worker processes: chunks run in spawned processes give the rows of an in-process run,
+and ``executor="auto"`` uses one process per core only when there is work to share."""
+
+import numpy as np
+import pandas as pd
+
+from sweep.execute import LocalExecutor, ProcessExecutor
+from sweep.study import cpu_chunk_size, load_sweep, make_executor, run_sweep
+from tests.sweep.test_design import write_sweep
+
+TINY = ['simulation.t_end="0.3 ms"']
+COMPARED = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "status"]
+
+
+def test_processes_match_local_run(tmp_path):
+    config = write_sweep(
+        tmp_path, 'design = "grid"',
+        'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.2 mm"]',
+        'path = "joints.pin.contact.restitution"\nvalues = [0.5, 0.9]',
+    )
+    design, base = load_sweep(config, TINY)
+    spread = run_sweep(design, base, progress=False, chunk_size=2, out_dir=tmp_path / "out", executor="processes",
+                       workers=2)
+    local = run_sweep(design, base, progress=False, chunk_size=2, executor="local")
+    assert spread.executor == "processes" and len(spread.chunks) == 2
+    assert all(chunk["worker"] != "local" for chunk in spread.chunks)
+    assert (tmp_path / "out" / "chunks").is_dir()
+    ordered = spread.frame.sort_values("point").reset_index(drop=True)
+    assert (ordered["status"] == "ok").all()
+    pd.testing.assert_series_equal(ordered["point"], local.frame["point"])
+    np.testing.assert_allclose(ordered[COMPARED[:-1]].to_numpy(float), local.frame[COMPARED[:-1]].to_numpy(float),
+                               rtol=1e-4)
+
+
+def test_auto_executor_shares_work_only_when_there_is_some():
+    single = make_executor("auto", chunks=1, workers=2)
+    assert isinstance(single, LocalExecutor)
+    shared = make_executor("auto", chunks=5, workers=2)
+    try:
+        assert isinstance(shared, ProcessExecutor) and shared.workers == 2
+    finally:
+        shared.close()
+
+
+def test_cpu_chunks_share_points_between_workers():
+    assert cpu_chunk_size(40, 2) == 20  # the main job: one chunk per core
+    assert cpu_chunk_size(10, 2) == 16  # never fewer points than lanes
+    assert cpu_chunk_size(10_000, 2) == 64  # a kill loses at most one chunk
