@@ -276,6 +276,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    # the sweep's XLA CPU settings for every JAX computation of this run: the scipy peer's
+    # vector field and the vmap baseline get them too (the workers set them themselves)
+    from sweep.run import prefer_single_threaded_cpu
+
+    prefer_single_threaded_cpu()
     if args.memory_only:
         print(json.dumps(memory_run(args)))
         return 0

@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 from .plan import Group
-from .run import STEP_SLOTS, chunk_runner, enable_compilation_cache
+from .run import STEP_SLOTS, chunk_runner, enable_compilation_cache, prefer_single_threaded_cpu
 
 EXECUTORS = ("auto", "local", "processes", "ray")
 
@@ -238,6 +238,7 @@ class SweepWorker:
     chunks with it."""
 
     def __init__(self, cache_folder: str):
+        prefer_single_threaded_cpu()  # before this process's first JAX computation
         import model  # noqa: F401  (float64)
 
         enable_compilation_cache(cache_folder)

@@ -49,7 +49,7 @@ from pipelines.build import ParameterMap
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
 NOT_RUN = -1  # result code of a point that was refused before it ran
 CPU_BATCH = 1  # vmap path (derivatives): measured, see the module docstring
-CPU_CHUNK = 64  # points per stored chunk on a CPU: ~5-10 s of Flores work, lost at most on a kill
+CPU_CHUNK = 128  # points per stored chunk on a CPU: ~10-25 s of Flores work, lost at most on a kill
 CPU_LANES = 16  # refilling lanes per call on a CPU (measured, see the module docstring)
 MEMORY_SHARE = 0.5  # share of an accelerator's memory a batch may take
 MAX_CHUNK = 4096
@@ -83,6 +83,23 @@ def default_lanes(batch_size: int, platform: str | None = None) -> int:
     if platform != "cpu":
         return batch_size
     return max(1, min(batch_size, CPU_LANES, max(4, -(-batch_size // 3))))
+
+
+# XLA's CPU runtime hands dot products to a multi-threaded Eigen pool and runs ops on an
+# intra-op thread pool; for the many tiny ops of a mechanism's vector field the hand-offs
+# cost more than they save, and worker processes (one per core) would oversubscribe the
+# cores. Measured (Flores, 16 lanes, one process, loaded 2-core machine): 12.4 against 8.6
+# simulations per second.
+SINGLE_THREADED_CPU_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
+
+
+def prefer_single_threaded_cpu() -> None:
+    """Add ``SINGLE_THREADED_CPU_FLAGS`` to ``XLA_FLAGS`` (unless the user set those flags).
+    Takes effect only if called before JAX starts its backend in this process."""
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    names = {flag.split("=")[0] for flag in flags}
+    flags += [flag for flag in SINGLE_THREADED_CPU_FLAGS if flag.split("=")[0] not in names]
+    os.environ["XLA_FLAGS"] = " ".join(flags)
 
 
 def enable_compilation_cache(folder: str | os.PathLike | None = None) -> Path:

@@ -18,7 +18,7 @@ from ..io import default_output_dir
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--chunk-size", type=int, default=None, metavar="N",
-        help="points per stored chunk (default on CPU: an equal share per worker process, 16-64; "
+        help="points per stored chunk (default on CPU: an equal share per worker process, 16-128; "
              "on GPU/TPU: from the device memory)",
     )
     parser.add_argument(
@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise ConfigError(f"--{flag.replace('_', '-')}", "", f"expected an integer >= 1, got {value}")
-    from sweep.run import enable_compilation_cache
+    from sweep.run import enable_compilation_cache, prefer_single_threaded_cpu
+
+    prefer_single_threaded_cpu()  # before the first JAX computation of this process
     from sweep.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_sweep
 
     design, base = load_sweep(args.config, args.overrides, args.derivatives)

@@ -1,6 +1,8 @@
 """Worker processes: chunks run in spawned processes give the rows of an in-process run,
 and ``executor="auto"`` uses one process per core only when there is work to share."""
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -45,4 +47,16 @@ def test_auto_executor_shares_work_only_when_there_is_some():
 def test_cpu_chunks_share_points_between_workers():
     assert cpu_chunk_size(40, 2) == 20  # the main job: one chunk per core
     assert cpu_chunk_size(10, 2) == 16  # never fewer points than lanes
-    assert cpu_chunk_size(10_000, 2) == 64  # a kill loses at most one chunk
+    assert cpu_chunk_size(10_000, 2) == 128  # a kill loses at most one chunk
+
+
+def test_single_threaded_flags_keep_the_users_choice(monkeypatch):
+    from sweep.run import prefer_single_threaded_cpu
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=true --xla_dump_to=/tmp/x")
+    prefer_single_threaded_cpu()
+    flags = os.environ["XLA_FLAGS"].split()
+    assert "--xla_cpu_multi_thread_eigen=true" in flags and "--xla_cpu_multi_thread_eigen=false" not in flags
+    assert "--xla_dump_to=/tmp/x" in flags and "intra_op_parallelism_threads=1" in flags
+    prefer_single_threaded_cpu()
+    assert os.environ["XLA_FLAGS"].split() == flags  # idempotent
