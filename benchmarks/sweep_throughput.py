@@ -48,6 +48,7 @@ import scipy_peer  # noqa: E402
 
 import model  # noqa: E402
 from pipelines.build import ParameterMap  # noqa: E402
+from sweep.chunks import lockstep_efficiency  # noqa: E402
 
 SWEPT_PATHS = ("joints.pin.clearance", "joints.pin.contact.restitution")
 FIGURE_NAMES = ("first_impact_time", "first_impact_velocity", "peak_penetration", "peak_normal_force")
@@ -201,13 +202,6 @@ def vmap_throughput(mechanism, settings, points: np.ndarray, chunk: int, repeats
             "simulations_per_second": len(points) / best, "mean_steps": float(steps.mean()),
             "max_steps": int(steps.max()), "min_steps": int(steps.min()), "failed": int(np.sum(best_out["result"] != 0)),
             "lockstep_efficiency": lockstep_efficiency(steps, chunk), "steps_per_point": steps.tolist()}
-
-
-def lockstep_efficiency(steps: np.ndarray, chunk: int) -> float:
-    """Mean over chunks of (mean steps / max steps) in the chunk: the share of the batched
-    step work that a member actually needed."""
-    shares = [block.mean() / block.max() for block in np.array_split(steps, range(chunk, len(steps), chunk))]
-    return float(np.mean(shares))
 
 
 def cpu_seconds() -> float:

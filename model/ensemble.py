@@ -77,10 +77,24 @@ class EnsembleSolution(eqx.Module):
     rejected_steps: Int[Array, " points"]
     result: Int[Array, " points"]  # diffrax.RESULTS index; 0 = successful
     iterations: Int[Array, ""]  # iterations of the shared loop
+    lanes: int = eqx.field(static=True)  # lanes the loop ran (at most one per point)
 
-    def lane_efficiency(self, lanes: int) -> Float[Array, ""]:
-        """Steps taken over step slots offered (``iterations * lanes``): 1 is no waste."""
-        return jnp.sum(self.steps) / (self.iterations * min(lanes, self.steps.size))
+    @property
+    def step_slots(self) -> Int[Array, ""]:
+        """Step attempts the loop offered: ``iterations * lanes``."""
+        return self.iterations * self.lanes
+
+    def lane_efficiency(self) -> Float[Array, ""]:
+        """Steps taken over step slots offered: 1 is no waste."""
+        return jnp.sum(self.steps) / self.step_slots
+
+    def trajectories(self, mechanisms: Mechanism) -> Trajectory:
+        """Post-processed like :func:`model.simulate`: a :class:`~model.Trajectory` whose
+        fields gain a leading points axis (``mechanisms``: those that were solved)."""
+        return jax.vmap(
+            lambda mechanism, ys, steps, rejected, result: trajectory_from_states(
+                mechanism, self.ts, ys, steps, rejected, result)
+        )(mechanisms, self.ys, self.steps, self.rejected_steps, self.result)
 
 
 def _clip_to_end(tprev, tnext, t1, t1_clip_floor, keep_step):
@@ -237,14 +251,10 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
     stats = tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3))
     carry = (lane_state, ys, stats, jnp.asarray(lanes, jnp.int64), jnp.zeros((), jnp.int64))
     _, ys, (steps, rejected, result), _, iterations = jax.lax.while_loop(cond, body, carry)
-    return EnsembleSolution(output_times, ys, steps, rejected, result, iterations)
+    return EnsembleSolution(output_times, ys, steps, rejected, result, iterations, lanes)
 
 
 def simulate_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int = 16) -> Trajectory:
     """:func:`solve_ensemble` post-processed like :func:`model.simulate`: a
     :class:`~model.Trajectory` whose fields gain a leading points axis."""
-    solution = solve_ensemble(mechanisms, settings, lanes)
-    return jax.vmap(
-        lambda mechanism, ys, steps, rejected, result: trajectory_from_states(
-            mechanism, solution.ts, ys, steps, rejected, result)
-    )(mechanisms, solution.ys, solution.steps, solution.rejected_steps, solution.result)
+    return solve_ensemble(mechanisms, settings, lanes).trajectories(mechanisms)

@@ -8,12 +8,14 @@ derivative sweeps, vmapped.
 Refilling lanes want the longest simulations queued first (so they do not form the tail);
 ``jax.vmap`` of diffrax's adaptive ``while_loop`` advances every member of a batch until the
 slowest has finished, so a batch costs ``batch_size x max(steps)`` and members should need
-similar step counts. One order serves both. The step count of a clearance joint's solve is set mostly by the
-stiffness of its contacts (the shortest contact period bounds the step during an impact) and
-then by how often it rebounds; points are ordered by the contact-period estimate
-``model.contact_periods`` (Seed 000 §4.3) and then by their parameter values, so a chunk holds
-neighbours (shortest period, i.e. stiffest and presumably longest, first). ``lockstep_efficiency`` says how well
-it worked for vmapped batches; the sweep reports ``sum(steps) / step slots`` for both ways.
+similar step counts. One order serves both. The step count of a clearance joint's solve is
+set mostly by the stiffness of its contacts (the shortest contact period bounds the step
+during an impact) and then by how often it rebounds; points are ordered by the
+contact-period estimate ``model.contact_periods`` (Seed 000 §4.3) and then by their
+parameter values, so a chunk holds neighbours (shortest period, i.e. stiffest and
+presumably longest, first). ``lockstep_efficiency`` is the share of a vmapped chunk's
+step work that its members needed; the sweep reports ``sum(steps) / step slots`` for both
+ways of running.
 """
 
 from __future__ import annotations

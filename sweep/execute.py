@@ -48,6 +48,24 @@ class GroupRun:
 OnChunk = Callable[[ChunkTask, dict, dict], None]
 
 
+def _payloads(groups: Sequence[Group], tasks: Sequence[ChunkTask], batch: int,
+              derivative_metrics: tuple[str, ...]) -> dict[int, tuple]:
+    """What a worker needs to compile each group that has chunks to run."""
+    return {group.index: (group.mechanism, group.settings, group.paths, batch, derivative_metrics)
+            for group in groups if any(task.group == group.index for task in tasks)}
+
+
+def _finish_chunk(record: GroupRun, task: ChunkTask, columns: dict, info: dict, batch: int, started: float,
+                  on_chunk: OnChunk, on_points: Callable[[int], None] | None) -> None:
+    """Book a chunk a worker returned: the group's slowest compile and its run time so far,
+    then the store and the progress bar."""
+    record.compile_seconds = max(record.compile_seconds, info["compile_seconds"])
+    record.run_seconds = time.perf_counter() - started
+    on_chunk(task, columns, info | {"batch_size": batch})
+    if on_points:
+        on_points(len(task.values))
+
+
 def _batch(batch_size: int | None, chunk_size: int) -> int:
     return max(1, min(batch_size or chunk_size, chunk_size))
 
@@ -132,23 +150,17 @@ class ProcessExecutor:
             derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
             on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
         batch = _batch(batch_size, chunk_size)
-        payloads = {group.index: (group.mechanism, group.settings, group.paths, batch, derivative_metrics)
-                    for group in groups if any(task.group == group.index for task in tasks)}
+        payloads = _payloads(groups, tasks, batch, derivative_metrics)
         runs = {index: GroupRun(batch_size=batch, workers=self.workers) for index in payloads}
         if on_status:
             on_status(f"{self.workers} worker processes")
-        start = time.perf_counter()
+        started = time.perf_counter()
         futures = {self.pool.submit(_run_in_worker, task.group, payloads[task.group], task.values): task
                    for task in tasks}
         for future in concurrent.futures.as_completed(futures):
             task = futures[future]
             columns, info = future.result()
-            record = runs[task.group]
-            record.compile_seconds = max(record.compile_seconds, info["compile_seconds"])
-            record.run_seconds = time.perf_counter() - start
-            on_chunk(task, columns, info | {"batch_size": batch})
-            if on_points:
-                on_points(len(task.values))
+            _finish_chunk(runs[task.group], task, columns, info, batch, started, on_chunk, on_points)
         return runs
 
     def close(self) -> None:
@@ -199,8 +211,7 @@ class RayExecutor:
             on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
         ray = self.ray
         batch = _batch(batch_size, chunk_size)
-        payloads = {group.index: ray.put((group.mechanism, group.settings, group.paths, batch, derivative_metrics))
-                    for group in groups if any(task.group == group.index for task in tasks)}
+        payloads = {index: ray.put(payload) for index, payload in _payloads(groups, tasks, batch, derivative_metrics).items()}
         runs = {index: GroupRun(batch_size=batch, workers=self.workers) for index in payloads}
         started = {index: None for index in payloads}
         pending = list(tasks)
@@ -220,12 +231,7 @@ class RayExecutor:
                 task, actor = running.pop(reference)
                 idle.append(actor)
                 columns, info = ray.get(reference)
-                record = runs[task.group]
-                record.compile_seconds = max(record.compile_seconds, info["compile_seconds"])
-                record.run_seconds = time.perf_counter() - started[task.group]
-                on_chunk(task, columns, info | {"batch_size": batch})
-                if on_points:
-                    on_points(len(task.values))
+                _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)
         return runs
 
     def close(self) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 
 import model
 from model.mechanism import Mechanism
-from model.simulate import SolverSettings, trajectory_from_states
+from model.simulate import SolverSettings
 from pipelines.build import ParameterMap
 
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
@@ -155,10 +155,8 @@ def simulate_point(
 
     def solve(values):
         point = parameters.apply(mechanism, values)
-        trajectory = model.simulate(point, settings)
-        metrics = model.summary_metrics(point, trajectory)
-        outcome = PointOutcome(metrics, {}, trajectory.steps, trajectory.rejected_steps, trajectory.result)
-        return {name: metrics[name] for name in derivative_metrics}, outcome
+        outcome = _outcome(point, model.simulate(point, settings))
+        return {name: outcome.metrics[name] for name in derivative_metrics}, outcome
 
     if not derivative_metrics:
         return solve(values)[1]
@@ -174,14 +172,14 @@ def simulate_points(
     parameters = ParameterMap(mechanism, paths)
     mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, values)
     solution = model.solve_ensemble(mechanisms, settings, lanes)
+    outcomes = jax.vmap(_outcome)(mechanisms, solution.trajectories(mechanisms))
+    return outcomes, solution.step_slots.astype(jnp.float64)
 
-    def outcome(point, ys, steps, rejected, result):
-        trajectory = trajectory_from_states(point, solution.ts, ys, steps, rejected, result)
-        return PointOutcome(model.summary_metrics(point, trajectory), {}, trajectory.steps,
-                            trajectory.rejected_steps, trajectory.result)
 
-    outcomes = jax.vmap(outcome)(mechanisms, solution.ys, solution.steps, solution.rejected_steps, solution.result)
-    return outcomes, (solution.iterations * min(lanes, values.shape[0])).astype(jnp.float64)
+def _outcome(point: Mechanism, trajectory: model.Trajectory) -> PointOutcome:
+    """The summary metrics and solver counters of one simulated point (no derivatives)."""
+    return PointOutcome(model.summary_metrics(point, trajectory), {}, trajectory.steps,
+                        trajectory.rejected_steps, trajectory.result)
 
 
 def _lockstep_points(mechanism, values, settings, paths, derivative_metrics) -> tuple[PointOutcome, jnp.ndarray]:

@@ -69,7 +69,7 @@ def test_lanes_refill_instead_of_waiting(case):
     # lockstep would cost max(steps) per batch of two: 3 batches here
     lockstep_iterations = sum(steps[i : i + lanes].max() for i in range(0, len(steps), lanes))
     assert iterations < lockstep_iterations
-    assert 0.0 < float(solution.lane_efficiency(lanes)) <= 1.0
+    assert 0.0 < float(solution.lane_efficiency()) <= 1.0
 
 
 def test_queue_order_does_not_change_results(case):
