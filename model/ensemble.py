@@ -23,6 +23,7 @@ parameter, so sweeps that ask for derivatives use ``vmap(simulate)`` instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import diffrax
@@ -32,7 +33,7 @@ import jax.numpy as jnp
 from diffrax._term import WrapTerm
 from jaxtyping import Array, Float, Int, PyTree
 
-from .dynamics import State, initial_state, vector_field
+from .dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
 from .mechanism import Mechanism
 from .simulate import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
 
@@ -49,7 +50,7 @@ class _Lane(eqx.Module):
     mechanism: Mechanism
     tprev: Float[Array, ""]
     tnext: Float[Array, ""]
-    y: State
+    y: Float[Array, " n"]  # flattened state (model.dynamics.flatten_state)
     solver_state: PyTree
     controller_state: PyTree
     save_index: Int[Array, ""]  # first output time not saved yet
@@ -88,13 +89,23 @@ class EnsembleSolution(eqx.Module):
         """Steps taken over step slots offered: 1 is no waste."""
         return jnp.sum(self.steps) / self.step_slots
 
+    def map_points(self, function: Callable[[Mechanism, Trajectory], PyTree], mechanisms: Mechanism) -> PyTree:
+        """``function(mechanism, trajectory)`` of every point (``mechanisms``: those that were
+        solved), its outputs stacked on a leading points axis. The trajectory is
+        post-processed like :func:`model.simulate`'s. Points go one at a time
+        (``lax.map``), so each point's trajectory is made and reduced while it is in
+        cache: for Flores summary metrics that took 0.50 s per 128 points against 0.75 s
+        vmapped."""
+
+        def one(point):
+            mechanism, ys, steps, rejected, result = point
+            return function(mechanism, trajectory_from_states(mechanism, self.ts, ys, steps, rejected, result))
+
+        return jax.lax.map(one, (mechanisms, self.ys, self.steps, self.rejected_steps, self.result))
+
     def trajectories(self, mechanisms: Mechanism) -> Trajectory:
-        """Post-processed like :func:`model.simulate`: a :class:`~model.Trajectory` whose
-        fields gain a leading points axis (``mechanisms``: those that were solved)."""
-        return jax.vmap(
-            lambda mechanism, ys, steps, rejected, result: trajectory_from_states(
-                mechanism, self.ts, ys, steps, rejected, result)
-        )(mechanisms, self.ys, self.steps, self.rejected_steps, self.result)
+        """Every point's :class:`~model.Trajectory`, fields with a leading points axis."""
+        return self.map_points(lambda mechanism, trajectory: trajectory, mechanisms)
 
 
 def _clip_to_end(tprev, tnext, t1, t1_clip_floor, keep_step):
@@ -106,7 +117,7 @@ def _clip_to_end(tprev, tnext, t1, t1_clip_floor, keep_step):
 def _wrapped_terms(settings: SolverSettings):
     # as diffeqsolve does (forward in time), so that solver privileges for WrapTerm apply
     return jax.tree_util.tree_map(
-        lambda term: WrapTerm(term, jnp.asarray(1)), _terms(settings.solver, vector_field),
+        lambda term: WrapTerm(term, jnp.asarray(1)), _terms(settings.solver, flat_vector_field),
         is_leaf=lambda x: isinstance(x, diffrax.AbstractTerm) and not isinstance(x, diffrax.MultiTerm),
     )
 
@@ -128,10 +139,10 @@ class _Integrator(eqx.Module):
     def t1(self):
         return self.output_times[-1]
 
-    def start(self, point, mechanism: Mechanism, y0: State) -> _Lane:
+    def start(self, point, mechanism: Mechanism, y0: Float[Array, " n"]) -> _Lane:
         """A lane at ``t = 0`` on ``point``: initial step as diffeqsolve chooses it."""
         controller = make_controller(mechanism, self.settings)
-        t0 = jnp.zeros((), y0.q.dtype)
+        t0 = jnp.zeros((), y0.dtype)
         tnext, controller_state = controller.init(
             self.terms, t0, self.t1, y0, None, mechanism, self.solver.func, self.solver.error_order(self.terms)
         )
@@ -171,7 +182,7 @@ class _Integrator(eqx.Module):
         )
         return lane, saves
 
-    def interpolate(self, saves: _Saves, index) -> State:
+    def interpolate(self, saves: _Saves, index) -> Float[Array, " n"]:
         interpolator = self.solver.interpolation_cls(t0=saves.t0, t1=saves.t1, **saves.dense_info)
         return interpolator.evaluate(self.output_times[jnp.minimum(index, self.output_times.size - 1)])
 
@@ -191,7 +202,7 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
     """
     num_points = jax.tree_util.tree_leaves(mechanisms)[0].shape[0]
     lanes = max(1, min(lanes, num_points))
-    y0s = jax.vmap(initial_state)(mechanisms) if y0s is None else y0s
+    y0s = flatten_state(jax.vmap(initial_state)(mechanisms) if y0s is None else y0s)  # [points, n]
     output_times = settings.output_times()
     t1_clip_floor = output_times[-1]
     for _ in range(100):
@@ -203,7 +214,7 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
         return (jax.tree_util.tree_map(lambda leaf: leaf[clamped], mechanisms),
                 jax.tree_util.tree_map(lambda leaf: leaf[clamped], y0s))
 
-    def save(lane_state: _Lane, saves: _Saves, ys: State) -> State:
+    def save(lane_state: _Lane, saves: _Saves, ys: Float[Array, "points times n"]) -> Float[Array, "points times n"]:
         """Write the output times each lane's last step passed into ``ys[point, index]``."""
 
         def pending(carry):
@@ -251,6 +262,7 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
     stats = tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3))
     carry = (lane_state, ys, stats, jnp.asarray(lanes, jnp.int64), jnp.zeros((), jnp.int64))
     _, ys, (steps, rejected, result), _, iterations = jax.lax.while_loop(cond, body, carry)
+    ys = unflatten_state(ys, len(mechanisms.clearance_joints))
     return EnsembleSolution(output_times, ys, steps, rejected, result, iterations, lanes)
 
 

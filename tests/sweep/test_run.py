@@ -16,11 +16,16 @@ from tests.sweep.test_design import write_sweep
 OVERRIDES = ["joints.pin.contact.restitution=0.95", 'simulation.t_end="3 ms"']
 ONLY_ENOUGH_STEPS = ["sweep.parameters.2.values=[100000]"]
 METRICS = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "pin.num_impacts", "slider.max_abs_ax"]
+CONTINUOUS = [name for name in METRICS if name != "pin.num_impacts"]
 # Two solves of the same mechanism that differ only in how XLA orders the floating-point
 # work (vmapped or not, batch of 1 or 2) agree to about the integrator's tolerance
 # (rtol = 1e-6), amplified a little over a few impacts; a mix-up of points or parameters
-# changes these metrics by percents.
+# changes these metrics by percents. The impact count is a count of sign changes of the
+# sampled penetration: at (0.1 mm, 0.4 mm) one sample between two contacts sits 1.6 nm
+# outside the bearing (the position tolerance is 1e-9 m), so rounding decides whether it
+# separates two impacts; counts may differ by one.
 AGREEMENT = 1e-4
+COUNT_AGREEMENT = 1
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +77,9 @@ def test_batched_points_match_independent_simulations(one_by_one):
         row = one_by_one.frame.loc[index]
         assert row["joints.pin.clearance"] == config.joints[2].clearance
         assert row["joints.pin.bearing_radius"] == config.joints[2].bearing_radius
-        for name in METRICS:
+        for name in CONTINUOUS:
             assert row[name] == pytest.approx(float(expected[name]), rel=AGREEMENT), name
+        assert abs(row["pin.num_impacts"] - float(expected["pin.num_impacts"])) <= COUNT_AGREEMENT
     # the two points really differ (a mix-up of rows would be caught)
     forces = one_by_one.frame.loc[[2, 4], "pin.max_normal_force"]
     assert abs(forces.iloc[1] / forces.iloc[0] - 1.0) > 0.5
@@ -86,8 +92,10 @@ def test_batch_size_does_not_change_results(one_by_one, in_pairs):
     assert in_pairs.frame["status"].tolist() == single["status"].tolist()
     ok = single["status"] == "ok"
     np.testing.assert_allclose(
-        in_pairs.frame.loc[ok, METRICS].to_numpy(float), single.loc[ok, METRICS].to_numpy(float), rtol=AGREEMENT
+        in_pairs.frame.loc[ok, CONTINUOUS].to_numpy(float), single.loc[ok, CONTINUOUS].to_numpy(float), rtol=AGREEMENT
     )
+    np.testing.assert_allclose(in_pairs.frame.loc[ok, "pin.num_impacts"], single.loc[ok, "pin.num_impacts"],
+                               rtol=0, atol=COUNT_AGREEMENT)
 
 
 def test_compiled_groups_are_reused(config, one_by_one):

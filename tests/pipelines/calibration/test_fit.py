@@ -63,8 +63,13 @@ def test_spec_example_runs_as_written(spec, tmp_path, optimizer):
 def test_gradient_matches_central_differences(spec):
     """Forward-mode gradient through the solver, the interpolation and the loss vs central
     differences of the loss in the unconstrained coordinates, at the spec's initial values
-    (tight solver tolerances, so the differences are not dominated by step-size changes)."""
-    calibration = load_calibration(spec / "calibrate_example.toml", [*SHORT, "simulation.rtol=1e-9", "simulation.atol=1e-12"])
+    (tight solver tolerances, so the differences are not dominated by step-size changes).
+
+    The forward-mode derivative is that of the discrete adaptive algorithm; where a step
+    straddles a contact onset it misses part of the jump, an error that shrinks with the
+    tolerance. At rtol 1e-9 it measured 1e-4 or 1e-2 on the stiffness component depending
+    on rounding (pytree or flat integrator state); at 1e-10 both were within 2e-4."""
+    calibration = load_calibration(spec / "calibrate_example.toml", [*SHORT, "simulation.rtol=1e-10", "simulation.atol=1e-13"])
     problem = calibration.problem
     u = problem.transform.to_unconstrained(np.array([p.initial for p in calibration.parameters]))
     step = 1e-3
@@ -80,9 +85,12 @@ def test_gradient_matches_central_differences(spec):
 
 
 def test_recovers_known_parameters(spec, tmp_path):
-    """Levenberg–Marquardt, 4 starts (the spec's), at most 30 steps. (L-BFGS and Adam reach
-    the same optimum in about 120 and 200 batched evaluations: docs/calibration.md.)"""
-    result = run(spec, tmp_path, "--optimizer", "levenberg_marquardt", "--steps", "30")
+    """Levenberg–Marquardt, 4 starts (the spec's), at most 40 steps. (L-BFGS and Adam reach
+    the same optimum in about 120 and 200 batched evaluations: docs/calibration.md.) The
+    best start reaches the optimum in ~12 steps and then, with a Jacobian that carries the
+    adaptive solver's noise, rejects steps while its damping grows until the step falls
+    below tolerance: 33 steps measured with the flat integrator state, 30 before it."""
+    result = run(spec, tmp_path, "--optimizer", "levenberg_marquardt", "--steps", "40")
     for path, truth in TRUTH.items():
         assert result["initial"][path] != pytest.approx(truth, rel=0.3)  # started >= 30 % off
         assert result["parameters"][path] == pytest.approx(truth, rel=TOLERANCE[path]), path
