@@ -35,5 +35,5 @@ from .dynamics import State, evaluate, initial_state, kinetic_energy, vector_fie
 from .simulate import SOLVERS, SolverSettings, Trajectory, result_message, simulate, solve
 from .ensemble import EnsembleSolution, simulate_ensemble, solve_ensemble
 from .metrics import Regime, regimes, summary_metrics
-from .timescales import contact_periods
+from .timescales import contact_periods, relative_solve_cost
 from .solver_choice import choose_solver

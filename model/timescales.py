@@ -27,3 +27,27 @@ def contact_periods(mechanism: Mechanism) -> Float[Array, " joints"]:
         tangent_stiffness = exponent * joint.stiffness() * reference_penetration ** (exponent - 1.0)
         periods.append(2.0 * jnp.pi * jnp.sqrt(reduced_mass / tangent_stiffness))
     return jnp.stack(periods) if periods else jnp.zeros((0,))
+
+
+# Restitution above which every law is counted as (nearly) lossless in the cost estimate.
+LOSSLESS_RESTITUTION = 0.99
+
+
+def relative_solve_cost(mechanism: Mechanism) -> Float[Array, ""]:
+    """Relative cost (1/s) of an adaptive solve of ``mechanism``, for ordering the points of a
+    sweep, not for predicting seconds: ``sum_j 1 / (T_j (1 - e_j))`` over its clearance joints.
+
+    An impact costs a roughly fixed number of steps per contact period ``T_j``
+    (:func:`contact_periods`), and rebounds against a steady load repeat with approach speeds
+    falling as ``e^k``, so the impacts above a given speed number about
+    ``ln(v_0 / v_min) / ln(1 / e) ~ 1 / (1 - e)``. Laws without a restitution parameter
+    (``hertz``, ``kelvin_voigt``) and ``e > LOSSLESS_RESTITUTION`` count as ``e =
+    LOSSLESS_RESTITUTION``. On the Flores clearance x restitution grid this order puts the
+    points in nearly the order of their measured step counts (docs/BENCHMARKS.md §1).
+    """
+    costs = jnp.zeros(())
+    for joint, period in zip(mechanism.clearance_joints, contact_periods(mechanism)):
+        uses_restitution = joint.contact.model not in ("hertz", "kelvin_voigt")
+        restitution = jnp.minimum(joint.contact.restitution, LOSSLESS_RESTITUTION) if uses_restitution else LOSSLESS_RESTITUTION
+        costs = costs + 1.0 / (period * (1.0 - restitution))
+    return costs

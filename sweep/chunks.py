@@ -5,17 +5,17 @@ and sent to a worker (:mod:`sweep.execute`). Inside a chunk the points run in co
 of ``batch_size`` points, as refilling lanes (:func:`model.solve_ensemble`) or, for
 derivative sweeps, vmapped.
 
-Refilling lanes want the longest simulations queued first (so they do not form the tail);
+Refilling lanes want the longest simulations queued first, so that the queue ends with
+short ones and no lane runs a long tail alone (longest-processing-time-first scheduling);
 ``jax.vmap`` of diffrax's adaptive ``while_loop`` advances every member of a batch until the
 slowest has finished, so a batch costs ``batch_size x max(steps)`` and members should need
-similar step counts. One order serves both. The step count of a clearance joint's solve is
-set mostly by the stiffness of its contacts (the shortest contact period bounds the step
-during an impact) and then by how often it rebounds; points are ordered by the
-contact-period estimate ``model.contact_periods`` (Seed 000 §4.3) and then by their
-parameter values, so a chunk holds neighbours (shortest period, i.e. stiffest and
-presumably longest, first). ``lockstep_efficiency`` is the share of a vmapped chunk's
-step work that its members needed; the sweep reports ``sum(steps) / step slots`` for both
-ways of running.
+similar step counts. One order serves both: points by their estimated cost
+(:func:`model.relative_solve_cost`: contact period and restitution), costliest first.
+Chunks are dealt from that order like cards (chunk ``k`` of ``n`` takes positions ``k, k +
+n, ...``), so every chunk holds the whole range of costs, costliest first, and worker
+processes given one chunk each finish together. ``lockstep_efficiency`` is the share of a
+vmapped chunk's step work that its members needed; the sweep reports ``sum(steps) / step
+slots`` for both ways of running.
 """
 
 from __future__ import annotations
@@ -23,45 +23,50 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import model
+from model import Mechanism
 from pipelines.build import ParameterMap
 
 from .plan import Group
 
 
-def contact_period_estimates(group: Group) -> np.ndarray:
-    """Shortest contact period (s) over the clearance joints of each runnable point of ``group``
-    (``inf`` without clearance joints); pure JAX, vmapped over the points."""
+def cost_estimates(group: Group) -> np.ndarray:
+    """:func:`point_costs` of each runnable point of ``group``."""
     runnable = group.runnable
-    if not runnable.size or not group.mechanism.clearance_joints:
-        return np.full(runnable.size, np.inf)
-    parameters = ParameterMap(group.mechanism, group.paths)
-
-    def shortest(values):
-        return model.contact_periods(parameters.apply(group.mechanism, values)).min()
-
-    if not group.paths:
-        return np.full(runnable.size, float(shortest(np.zeros(0))))
-    return np.asarray(jax.jit(jax.vmap(shortest))(group.values[runnable]))
+    if not runnable.size:
+        return np.zeros(0)
+    return point_costs(group.mechanism, group.paths, group.values[runnable])
 
 
-def lockstep_order(group: Group) -> np.ndarray:
-    """Positions (within ``group``) of its runnable points, shortest contact period first,
-    ties (periods equal to 3 digits) broken by the parameter values in design order."""
+def point_costs(mechanism: Mechanism, paths: tuple[str, ...], values: np.ndarray) -> np.ndarray:
+    """:func:`model.relative_solve_cost` (1/s) of ``mechanism`` with each row of
+    ``values[points, paths]`` (SI) written in (0 without clearance joints); vmapped."""
+    if not mechanism.clearance_joints:
+        return np.zeros(len(values))
+    parameters = ParameterMap(mechanism, paths)
+
+    def cost(row):
+        return model.relative_solve_cost(parameters.apply(mechanism, row))
+
+    return np.asarray(jax.jit(jax.vmap(cost))(jnp.asarray(values, dtype=jnp.float64).reshape(len(values), len(paths))))
+
+
+def costliest_first(group: Group) -> np.ndarray:
+    """Positions (within ``group``) of its runnable points, highest estimated cost first;
+    equal costs keep design order."""
     runnable = group.runnable
-    if runnable.size == 0:
-        return runnable
-    periods = contact_period_estimates(group)
-    rounded = np.array([float(f"{p:.3g}") if np.isfinite(p) else np.inf for p in periods])
-    keys = [group.values[runnable, k] for k in reversed(range(len(group.paths)))] + [rounded]
-    return runnable[np.lexsort(keys)] if keys else runnable
+    return runnable[np.argsort(-cost_estimates(group), kind="stable")] if runnable.size else runnable
 
 
 def split_chunks(positions: np.ndarray, chunk_size: int) -> list[np.ndarray]:
-    """Consecutive runs of at most ``chunk_size`` positions."""
-    return [positions[first : first + chunk_size] for first in range(0, len(positions), chunk_size)]
+    """``ceil(len / chunk_size)`` chunks of at most ``chunk_size`` positions, dealt in turn:
+    chunk ``k`` of ``n`` takes ``positions[k::n]``, so chunks keep the order of ``positions``
+    and share its costly and cheap points evenly."""
+    count = -(-len(positions) // max(chunk_size, 1))
+    return [positions[first::count] for first in range(count)]
 
 
 def lockstep_efficiency(steps: Sequence[int], batch_size: int) -> float:

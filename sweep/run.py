@@ -8,10 +8,11 @@ Two ways to run a batch of points in one compiled call:
 
 - **Refilling lanes** (the default, :func:`model.solve_ensemble`): ``lanes`` simulations
   advance together and a lane that finishes takes the next point of the batch, so nobody
-  waits for the slowest member. Measured on this project's 2-core CPU (Flores, 24 ms, an
-  8 x 8 clearance x restitution grid, 3200 steps mean and 9400 max): a lane step costs
-  ~16-22 us at 8-32 lanes against ~50 us for one unbatched step, and the lanes stay
-  busy 0.6-0.9 of the time where a vmapped solve of the same 64 points is busy 0.34.
+  waits for the slowest member. Measured on one pinned core of this project's 2-core CPU
+  (Flores, 24 ms, half of a 16 x 16 clearance x restitution grid, costliest first, 3130
+  steps mean): a lane step costs 11.7 us at 16 lanes and 10.1 us at 32 against ~50 us for
+  one unbatched step; the lanes stay busy 0.94 and 0.89 of the time, where a vmapped
+  solve of 64 points is busy 0.37.
 - **vmap** (``jit(vmap(simulate))``, lockstep): used when derivatives are requested
   (forward mode through a refilling loop would carry a tangent per point). A vmapped
   ``diffeqsolve`` advances all members until the slowest finishes; on a CPU one point per
@@ -50,7 +51,8 @@ STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-poi
 NOT_RUN = -1  # result code of a point that was refused before it ran
 CPU_BATCH = 1  # vmap path (derivatives): measured, see the module docstring
 CPU_CHUNK = 128  # points per stored chunk on a CPU: ~10-25 s of Flores work, lost at most on a kill
-CPU_LANES = 16  # refilling lanes per call on a CPU (measured, see the module docstring)
+CPU_LANES = 32  # refilling lanes per call on a CPU (measured, see the module docstring)
+MIN_CPU_CHUNK = 16  # points per chunk at least, so that a call's lanes have work to refill from
 MEMORY_SHARE = 0.5  # share of an accelerator's memory a batch may take
 MAX_CHUNK = 4096
 CACHE_ENV = "CLEARANCE_JAX_CACHE"  # folder of JAX's persistent compilation cache
@@ -85,12 +87,12 @@ def default_lanes(batch_size: int, platform: str | None = None) -> int:
     return max(1, min(batch_size, CPU_LANES, max(4, -(-batch_size // 3))))
 
 
-# XLA's CPU runtime hands dot products to a multi-threaded Eigen pool and runs ops on an
-# intra-op thread pool; for the many tiny ops of a mechanism's vector field the hand-offs
-# cost more than they save, and worker processes (one per core) would oversubscribe the
-# cores. Measured (Flores, 16 lanes, one process, loaded 2-core machine): 12.4 against 8.6
-# simulations per second.
-SINGLE_THREADED_CPU_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
+# XLA's CPU runtime hands dot products to a multi-threaded Eigen pool; for the tiny dots of
+# a mechanism's vector field the hand-offs cost more than they save. Measured (Flores, 64
+# points, 16 lanes, one process pinned to one core, quiet 2-core machine): 28.0 against
+# 24.2 simulations per second. XLA still starts its pools, whose threads spin while idle;
+# worker processes are therefore pinned to a core each (``sweep.execute.worker_cores``).
+SINGLE_THREADED_CPU_FLAGS = ("--xla_cpu_multi_thread_eigen=false",)
 
 
 def prefer_single_threaded_cpu() -> None:
@@ -172,7 +174,7 @@ def simulate_points(
     parameters = ParameterMap(mechanism, paths)
     mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, values)
     solution = model.solve_ensemble(mechanisms, settings, lanes)
-    outcomes = jax.vmap(_outcome)(mechanisms, solution.trajectories(mechanisms))
+    outcomes = solution.map_points(_outcome, mechanisms)
     return outcomes, solution.step_slots.astype(jnp.float64)
 
 

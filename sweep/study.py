@@ -22,13 +22,13 @@ from pipelines.config import MechanismConfig, load_pipeline_mechanism
 from pipelines.errors import ConfigError
 from pipelines.io import save_figure, write_json, write_parquet
 
-from .chunks import lockstep_order, split_chunks
+from .chunks import costliest_first, split_chunks
 from .design import SweepDesign, parse_design
 from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor
 from .plan import Group, plan_groups
 from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
 from .results import OK, metric_units, results_frame
-from .run import CPU_CHUNK, CPU_LANES, STEP_SLOTS, default_batch_size, memory_chunk_size
+from .run import CPU_CHUNK, MIN_CPU_CHUNK, STEP_SLOTS, default_batch_size, memory_chunk_size
 from .store import ChunkStore, MemoryStore, fingerprint, git_revision, package_versions
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
@@ -177,9 +177,9 @@ def make_executor(executor: str | object, ray_address: str | None = None, ray_wo
 
 
 def cpu_chunk_size(points: int, workers: int) -> int:
-    """Points per chunk on a CPU: an equal share per worker, between ``CPU_LANES`` (so the
-    lanes of a call stay busy) and ``CPU_CHUNK`` (so a kill loses little)."""
-    return int(np.clip(-(-points // max(workers, 1)), CPU_LANES, CPU_CHUNK))
+    """Points per chunk on a CPU: an equal share per worker, between ``MIN_CPU_CHUNK`` (so the
+    lanes of a call have points to refill from) and ``CPU_CHUNK`` (so a kill loses little)."""
+    return int(np.clip(-(-points // max(workers, 1)), MIN_CPU_CHUNK, CPU_CHUNK))
 
 
 def run_sweep(
@@ -219,7 +219,7 @@ def run_sweep(
         store = MemoryStore(key)
     finished = store.finished_points()
     runnable_groups = [group for group in groups if group.runnable.size]
-    remaining = {group.index: np.array([n for n in lockstep_order(group) if int(group.points[n]) not in finished],
+    remaining = {group.index: np.array([n for n in costliest_first(group) if int(group.points[n]) not in finished],
                                        dtype=int) for group in runnable_groups}
     if chunk_size is None:
         chunk_size = min((memory_chunk_size(group.mechanism, group.settings) for group in runnable_groups), default=1)

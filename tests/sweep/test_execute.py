@@ -2,11 +2,14 @@
 and ``executor="auto"`` uses one process per core only when there is work to share."""
 
 import os
+import sys
+import time
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from sweep.execute import LocalExecutor, ProcessExecutor
+from sweep.execute import LocalExecutor, ProcessExecutor, worker_cores
 from sweep.study import cpu_chunk_size, load_sweep, make_executor, run_sweep
 from tests.sweep.test_design import write_sweep
 
@@ -57,6 +60,23 @@ def test_single_threaded_flags_keep_the_users_choice(monkeypatch):
     prefer_single_threaded_cpu()
     flags = os.environ["XLA_FLAGS"].split()
     assert "--xla_cpu_multi_thread_eigen=true" in flags and "--xla_cpu_multi_thread_eigen=false" not in flags
-    assert "--xla_dump_to=/tmp/x" in flags and "intra_op_parallelism_threads=1" in flags
+    assert "--xla_dump_to=/tmp/x" in flags
     prefer_single_threaded_cpu()
     assert os.environ["XLA_FLAGS"].split() == flags  # idempotent
+
+
+def _cores_of_this_process() -> tuple[int, ...]:
+    time.sleep(1.0)  # hold this worker so that the other task goes to the other worker
+    return tuple(sorted(os.sched_getaffinity(0)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                    reason="pinning needs Linux and two cores")
+def test_worker_processes_each_get_their_own_core():
+    assert worker_cores(len(os.sched_getaffinity(0)) + 1) == ()  # more workers than cores: no pinning
+    executor = ProcessExecutor(2)
+    try:
+        cores = [future.result() for future in [executor.pool.submit(_cores_of_this_process) for _ in range(2)]]
+    finally:
+        executor.close()
+    assert all(len(core) == 1 for core in cores) and cores[0] != cores[1]

@@ -10,7 +10,7 @@ import pytest
 
 from pipelines.errors import ConfigError
 from sweep import store as store_module
-from sweep.chunks import lockstep_efficiency, lockstep_order, split_chunks
+from sweep.chunks import cost_estimates, costliest_first, lockstep_efficiency, split_chunks
 from sweep.plan import plan_groups
 from sweep.study import load_sweep, run_sweep
 from tests.sweep.test_design import write_sweep
@@ -116,15 +116,22 @@ def test_fresh_run_replaces_an_old_store(config, tmp_path):
     assert (study.frame["status"] == "ok").all() and study.resumed_points == 0
 
 
-def test_chunks_hold_neighbours_by_contact_period(config):
-    """Shortest contact period first: with a Hertz base a smaller clearance is stiffer."""
+def test_chunks_are_dealt_costliest_first(config):
+    """Costliest first: the livelier contact (e = 0.9 before 0.5), then the stiffer one (a
+    smaller clearance, shorter contact period). Dealt chunks keep that order and share the
+    cost more evenly than consecutive runs would."""
     group = plan_groups(*load_sweep(config, SHORT))[0]
-    order = lockstep_order(group)
-    clearances = group.values[order, 0]
-    assert np.all(np.diff(clearances) >= 0)
+    costs = cost_estimates(group)
+    order = costliest_first(group)
+    assert group.values[order].tolist() == [[c * 1e-3, e] for e in (0.9, 0.5) for c in (0.1, 0.3, 0.5)]
+    assert np.all(np.diff(costs[order]) < 0)
     chunks = split_chunks(order, 2)
     assert [len(chunk) for chunk in chunks] == [2, 2, 2]
-    assert all(np.ptp(group.values[chunk, 0]) == 0 for chunk in chunks)
+    assert sorted(np.concatenate(chunks).tolist()) == list(range(6))
+    assert all(np.all(np.diff(costs[chunk]) <= 0) for chunk in chunks)
+    consecutive = [order[first : first + 2] for first in range(0, 6, 2)]
+    assert np.ptp([costs[chunk].sum() for chunk in chunks]) < np.ptp([costs[chunk].sum() for chunk in consecutive])
+    assert [len(chunk) for chunk in split_chunks(order, 4)] == [3, 3]  # as few chunks as the size allows
 
 
 def test_lockstep_efficiency_arithmetic():
