@@ -22,7 +22,7 @@ import optimistix as optx
 from diffrax._solver.runge_kutta import CalculateJacobian
 from jaxtyping import Array, ArrayLike, Float, Int, Scalar
 
-from .dynamics import State, evaluate, initial_state, vector_field
+from .dynamics import State, evaluate, flat_vector_field, flatten_state, initial_state, unflatten_state
 from .mechanism import Mechanism
 from .timescales import contact_periods
 
@@ -189,7 +189,15 @@ class StageChord(optx.AbstractRootFinder):
 
     def _factorise(self, fn, y, args):
         flat, unravel = jax.flatten_util.ravel_pytree(y)
-        matrix = jax.jacfwd(lambda v: jax.flatten_util.ravel_pytree(fn(unravel(v), args)[0])[0])(flat)
+
+        def jacobian():
+            return jax.jacfwd(lambda v: jax.flatten_util.ravel_pytree(fn(unravel(v), args)[0])[0])(flat)
+
+        # diffrax opens every step with a placeholder Jacobian at a zero diagonal (the
+        # relation is then ``vf(y0) - f``, Jacobian ``-I``) that ESDIRKs overwrite before
+        # their first implicit stage: skip its ``jacfwd`` (one Jacobian of two per step)
+        identity = -jnp.eye(flat.size, dtype=flat.dtype)
+        matrix = jax.lax.cond(args[1] == 0, lambda: identity, jacobian)
         return jax.lax.stop_gradient(jax.scipy.linalg.lu_factor(matrix))
 
     def init(self, fn, y, args, options, f_struct, aux_struct, tags):
@@ -280,17 +288,19 @@ def solve(
 ) -> diffrax.Solution:
     """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``.
 
+    The integrator steps the flattened state (:func:`model.dynamics.flat_vector_field`);
+    the returned solution's ``ys`` is a :class:`State` again.
     ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
     work-precision sweep compiles once per solver.
     """
     y0 = initial_state(mechanism) if y0 is None else y0
-    return diffrax.diffeqsolve(
-        _terms(settings.solver, vector_field),
+    solution = diffrax.diffeqsolve(
+        _terms(settings.solver, flat_vector_field),
         make_solver(settings, rtol, atol),
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,
-        y0=y0,
+        y0=flatten_state(y0),
         args=mechanism,
         saveat=diffrax.SaveAt(ts=settings.output_times()),
         stepsize_controller=make_controller(mechanism, settings, rtol, atol),
@@ -298,6 +308,7 @@ def solve(
         adjoint=_adjoint(settings.adjoint),
         throw=False,
     )
+    return eqx.tree_at(lambda s: s.ys, solution, unflatten_state(solution.ys, len(mechanism.clearance_joints)))
 
 
 def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | None = None,

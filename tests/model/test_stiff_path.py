@@ -93,3 +93,24 @@ def test_chord_gets_through_flores_impact_like_newton():
     assert int(chord.steps) <= 1.3 * int(newton.steps)
     assert int(chord.rejected_steps) < 0.5 * int(chord.steps)
     np.testing.assert_allclose(np.max(np.asarray(chord.penetration)), np.max(np.asarray(newton.penetration)), rtol=1e-3)
+
+
+def test_placeholder_jacobian_is_not_evaluated():
+    """diffrax opens each step with ``root_finder.init`` at a zero diagonal (a placeholder
+    that ESDIRKs overwrite): StageChord answers ``-I`` without the ``jacfwd``. A relation
+    whose Jacobian is NaN shows which branch ran."""
+    from model.simulate import StageChord
+
+    chord = StageChord(rtol=1e-6, atol=1e-9)
+    y = jnp.ones(3)
+
+    def poisoned(f, args):
+        return f * jnp.nan, None
+
+    def factors(diagonal):
+        args = (jnp.array(1), jnp.asarray(diagonal), None, None, 0.0, y, None, 1e-3)
+        return jax.jit(lambda: chord.init(poisoned, y, args, {}, None, None, frozenset()).lu[0])()
+
+    lu = factors(0.0)
+    np.testing.assert_array_equal(jnp.abs(jnp.diag(lu)), jnp.ones(3))
+    assert bool(jnp.any(jnp.isnan(factors(0.25))))
