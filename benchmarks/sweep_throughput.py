@@ -49,7 +49,7 @@ import scipy_peer  # noqa: E402
 
 import model  # noqa: E402
 from pipelines.build import ParameterMap  # noqa: E402
-from sweep.chunks import lockstep_efficiency, point_costs, split_chunks  # noqa: E402
+from sweep.chunks import cost_order, lockstep_efficiency, point_costs, split_chunks  # noqa: E402
 
 SWEPT_PATHS = ("joints.pin.clearance", "joints.pin.contact.restitution")
 FIGURE_NAMES = ("first_impact_time", "first_impact_velocity", "peak_penetration", "peak_normal_force")
@@ -159,8 +159,8 @@ def tool_throughput(mechanism, settings, points: np.ndarray, chunk: int, workers
     from sweep.execute import ProcessExecutor, _run_in_worker
     from sweep.run import STEP_SLOTS, default_lanes
 
-    order = np.argsort(-point_costs(mechanism, SWEPT_PATHS, points), kind="stable")
-    chunks = split_chunks(order, chunk)
+    costs = point_costs(mechanism, SWEPT_PATHS, points)
+    chunks = split_chunks(cost_order(costs), chunk)
     executor = ProcessExecutor(workers)
     payload = (mechanism, settings, SWEPT_PATHS, chunk, ())
     try:
@@ -187,7 +187,7 @@ def tool_throughput(mechanism, settings, points: np.ndarray, chunk: int, workers
             "simulations_per_second": len(points) / best, "mean_steps": float(steps.mean()),
             "max_steps": int(steps.max()), "min_steps": int(steps.min()), "failed": int(np.sum(results != 0)),
             "lockstep_efficiency": float(steps.sum() / slots), "steps_per_point": steps.tolist(),
-            "cost_rank_correlation": float(scipy.stats.spearmanr(point_costs(mechanism, SWEPT_PATHS, points), steps)[0])}
+            "cost_rank_correlation": float(scipy.stats.spearmanr(costs, steps)[0])}
 
 
 def vmap_throughput(mechanism, settings, points: np.ndarray, chunk: int, repeats: int) -> dict:

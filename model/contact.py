@@ -46,6 +46,10 @@ NORMAL_FORCE_LAWS = (
     "adams_impact",
 )
 
+# Laws whose force does not depend on the coefficient of restitution (their hysteresis
+# factor below is 0): ``hertz`` is elastic, ``kelvin_voigt`` has a dashpot ``C_d`` instead.
+LAWS_WITHOUT_RESTITUTION = ("hertz", "kelvin_voigt")
+
 Scalar = float | Float[Array, ""]
 
 # chi(e) of F_n = K delta^n [1 + chi delta_dot / delta_dot_minus] (dimensionless).

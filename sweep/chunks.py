@@ -55,10 +55,14 @@ def point_costs(mechanism: Mechanism, paths: tuple[str, ...], values: np.ndarray
 
 
 def costliest_first(group: Group) -> np.ndarray:
-    """Positions (within ``group``) of its runnable points, highest estimated cost first;
-    equal costs keep design order."""
+    """Positions (within ``group``) of its runnable points, highest estimated cost first."""
     runnable = group.runnable
-    return runnable[np.argsort(-cost_estimates(group), kind="stable")] if runnable.size else runnable
+    return runnable[cost_order(cost_estimates(group))] if runnable.size else runnable
+
+
+def cost_order(costs: np.ndarray) -> np.ndarray:
+    """Indices of ``costs``, highest first; equal costs keep their order (design order)."""
+    return np.argsort(-np.asarray(costs), kind="stable")
 
 
 def split_chunks(positions: np.ndarray, chunk_size: int) -> list[np.ndarray]:

@@ -1,9 +1,9 @@
 """Worker processes: chunks run in spawned processes give the rows of an in-process run,
 and ``executor="auto"`` uses one process per core only when there is work to share."""
 
+import multiprocessing
 import os
 import sys
-import time
 
 import numpy as np
 import pandas as pd
@@ -65,8 +65,8 @@ def test_single_threaded_flags_keep_the_users_choice(monkeypatch):
     assert os.environ["XLA_FLAGS"].split() == flags  # idempotent
 
 
-def _cores_of_this_process() -> tuple[int, ...]:
-    time.sleep(1.0)  # hold this worker so that the other task goes to the other worker
+def _cores_of_this_process(both_running) -> tuple[int, ...]:
+    both_running.wait(timeout=120)  # the two tasks run at once, so in two different workers
     return tuple(sorted(os.sched_getaffinity(0)))
 
 
@@ -75,8 +75,12 @@ def _cores_of_this_process() -> tuple[int, ...]:
 def test_worker_processes_each_get_their_own_core():
     assert worker_cores(len(os.sched_getaffinity(0)) + 1) == ()  # more workers than cores: no pinning
     executor = ProcessExecutor(2)
+    manager = multiprocessing.get_context("spawn").Manager()
     try:
-        cores = [future.result() for future in [executor.pool.submit(_cores_of_this_process) for _ in range(2)]]
+        barrier = manager.Barrier(2)
+        futures = [executor.pool.submit(_cores_of_this_process, barrier) for _ in range(2)]
+        cores = [future.result() for future in futures]
     finally:
         executor.close()
+        manager.shutdown()
     assert all(len(core) == 1 for core in cores) and cores[0] != cores[1]
