@@ -32,6 +32,7 @@ from .stiffness import (
 )
 from .mechanism import GROUND, ClearanceJoint, Driver, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
 from .dynamics import State, evaluate, initial_state, kinetic_energy, vector_field
+from .rosenbrock import Rodas4, Rodas5P
 from .simulate import SOLVERS, SolverSettings, Trajectory, result_message, simulate, solve
 from .ensemble import EnsembleSolution, simulate_ensemble, solve_ensemble
 from .metrics import Regime, regimes, summary_metrics

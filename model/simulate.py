@@ -24,6 +24,7 @@ from jaxtyping import Array, ArrayLike, Float, Int, Scalar
 
 from .dynamics import State, evaluate, flat_vector_field, flatten_state, initial_state, unflatten_state
 from .mechanism import Mechanism
+from .rosenbrock import Rodas4, Rodas5P
 from .timescales import contact_periods
 
 EXPLICIT_SOLVERS = {
@@ -40,7 +41,13 @@ IMPLICIT_SOLVERS = {
     "kencarp4": diffrax.KenCarp4,
     "kencarp5": diffrax.KenCarp5,
 }
-SOLVERS = {**EXPLICIT_SOLVERS, **IMPLICIT_SOLVERS}
+# linearly implicit: one exact Jacobian and LU per step, no Newton iteration
+ROSENBROCK_SOLVERS = {
+    "rodas4": Rodas4,
+    "rodas5p": Rodas5P,
+}
+STIFF_SOLVERS = {**IMPLICIT_SOLVERS, **ROSENBROCK_SOLVERS}
+SOLVERS = {**EXPLICIT_SOLVERS, **STIFF_SOLVERS}
 JACOBIAN_MODES = ("chord", "step", "stage", "newton")
 
 
@@ -52,6 +59,10 @@ class SolverSettings(eqx.Module):
     ``docs/integration.md``); ``dtmax`` bounds the step (s), and ``dtmax_contact_share``
     bounds it by that share of the shortest contact period ``model.contact_periods``
     (the tighter of the two wins).
+
+    The Rosenbrock solvers (``rodas4``, ``rodas5p``, :mod:`model.rosenbrock`) solve one
+    linear system per stage with the exact Jacobian and have no root finder: the
+    ``jacobian`` and ``root_*`` settings do not apply to them.
 
     Implicit solvers only (Kvaerno*, KenCarp*): the Newton-type root finder of every stage
     stops when the scaled update falls below ``root_kappa`` with the scale
@@ -251,7 +262,7 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
         raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
                          "with model.choose_solver before simulating")
     solver_class = SOLVERS[settings.solver]
-    if settings.solver in EXPLICIT_SOLVERS:
+    if settings.solver in EXPLICIT_SOLVERS or settings.solver in ROSENBROCK_SOLVERS:
         return solver_class()
     if settings.jacobian not in JACOBIAN_MODES:
         raise ValueError(f"unknown jacobian mode {settings.jacobian!r}; choose from {JACOBIAN_MODES}")

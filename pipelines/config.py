@@ -46,7 +46,8 @@ ContactModel = Literal[
 ]
 FrictionModel = Literal["none", "coulomb_tanh", "ambrosio", "static_dynamic"]
 SolverName = Literal[
-    "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5"
+    "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5",
+    "rodas4", "rodas5p",
 ]
 HERTZ_EXPONENT = 1.5
 

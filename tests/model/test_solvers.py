@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import model
-from model.simulate import IMPLICIT_SOLVERS
+from model.simulate import STIFF_SOLVERS
 from model.solver_choice import stiffness_ratio
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
@@ -86,7 +86,7 @@ def test_auto_soft_and_stiff(flores):
     # 100x stiffer, contact still resolved by the 10 us output: explicit still wins
     assert model.choose_solver(factor_100, interval) == "tsit5"
     # the same stiff contact sampled at 0.1 ms (8 contact periods): the stiff path
-    assert model.choose_solver(factor_100, 1e-4) in IMPLICIT_SOLVERS
+    assert model.choose_solver(factor_100, 1e-4) in STIFF_SOLVERS
     # stiffness grows -> the ratio grows
     assert stiffness_ratio(factor_100, interval) == pytest.approx(10.0 * stiffness_ratio(mechanism, interval), rel=1e-9)
     assert model.choose_solver(mechanism.idealised(), interval) == "tsit5"
