@@ -100,3 +100,19 @@ def test_simulate_ensemble_matches_trajectory_post_processing(case):
         scale = float(np.max(np.abs(reference.normal_force))) + 1.0
         np.testing.assert_allclose(trajectories.normal_force[point], reference.normal_force, rtol=0, atol=0.02 * scale)
         assert int(trajectories.result[point]) == 0
+
+
+@pytest.mark.parametrize("solver", ["rodas5p", "kvaerno5"])  # auto's stiff choice; the ESDIRK path
+def test_stiff_solvers_in_lanes(case, solver):
+    # The sweep runs a stiff group through the same lanes: its solver state (none for
+    # Rosenbrock, the root finder's for an ESDIRK) must ride along with each point.
+    mechanisms, settings, _ = case
+    stiff = dataclasses.replace(settings, solver=solver)
+    subset = jax.tree_util.tree_map(lambda leaf: leaf[:3], mechanisms)
+    solution = solve(subset, stiff, 2)
+    assert np.all(np.asarray(solution.result) == 0)
+    single = jax.jit(model.simulate, static_argnums=1)
+    for point in range(3):
+        reference = single(jax.tree_util.tree_map(lambda leaf: leaf[point], subset), stiff)
+        np.testing.assert_allclose(solution.ys.q[point], reference.q, rtol=0, atol=POSITION_AGREEMENT)
+        assert abs(int(solution.steps[point]) - int(reference.steps)) <= 0.15 * int(reference.steps)
