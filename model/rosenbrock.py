@@ -36,10 +36,9 @@ import diffrax
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
-import jax.scipy.linalg
 import numpy as np
-from diffrax._term import WrapTerm
 from diffrax import RESULTS, AbstractAdaptiveSolver, AbstractTerm, ThirdOrderHermitePolynomialInterpolation
+from diffrax._term import WrapTerm
 
 
 class RosenbrockTableau(NamedTuple):

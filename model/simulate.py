@@ -41,7 +41,7 @@ IMPLICIT_SOLVERS = {
     "kencarp4": diffrax.KenCarp4,
     "kencarp5": diffrax.KenCarp5,
 }
-# linearly implicit: one exact Jacobian and LU per step, no Newton iteration
+# linearly implicit: one exact Jacobian and one inverse per step, no Newton iteration
 ROSENBROCK_SOLVERS = {
     "rodas4": Rodas4,
     "rodas5p": Rodas5P,
