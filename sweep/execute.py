@@ -21,7 +21,9 @@ import jax
 import numpy as np
 
 from .plan import Group
-from .run import STEP_SLOTS, chunk_runner, enable_compilation_cache, prefer_single_threaded_cpu
+from .run import (
+    STEP_SLOTS, chunk_runner, enable_compilation_cache, prefer_single_threaded_cpu, stop_compilation_cache_writes,
+)
 
 EXECUTORS = ("auto", "local", "processes", "ray")
 
@@ -231,6 +233,7 @@ class RayExecutor:
         self.ray = ray
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
+        stop_compilation_cache_writes()
         self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
         worker_class = ray.remote(num_cpus=1)(SweepWorker)

@@ -123,6 +123,20 @@ def enable_compilation_cache(folder: str | os.PathLike | None = None) -> Path:
     return folder
 
 
+def stop_compilation_cache_writes() -> None:
+    """Stop this process reading and writing JAX's persistent compilation cache (its worker
+    processes keep theirs). For a Ray driver: XLA's executable serialisation segfaulted in
+    a process where Ray had started (jaxlib 0.10.2, twice in CI), and a driver compiles
+    nothing its workers need."""
+    jax.config.update("jax_compilation_cache_dir", None)
+    try:
+        from jax._src import compilation_cache
+
+        compilation_cache.reset_cache()
+    except (ImportError, AttributeError):  # pragma: no cover - private API moved
+        pass
+
+
 @contextlib.contextmanager
 def runtime_checks_as_nan():
     """Trace with equinox's runtime checks (``eqx.error_if``: diffrax's own sanity checks)

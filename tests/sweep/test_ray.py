@@ -1,10 +1,12 @@
 """The Ray executor on a local two-CPU cluster: chunks run as actor tasks, each worker
 compiles once, and the results are those of the local executor."""
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
 
+from sweep.run import enable_compilation_cache
 from sweep.study import load_sweep, run_sweep
 from tests.sweep.test_design import write_sweep
 
@@ -32,7 +34,10 @@ def cluster():
 
 def test_ray_chunks_match_local_run(config, cluster, tmp_path):
     design, base = load_sweep(config, TINY)
+    enable_compilation_cache(tmp_path / "cache")  # as `clearance sweep` does before it runs
     remote = run_sweep(design, base, batch_size=1, progress=False, chunk_size=1, out_dir=tmp_path, executor="ray")
+    # the driver stopped writing the cache once Ray started (XLA's serialisation crashed there)
+    assert jax.config.jax_compilation_cache_dir is None
     local = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=1)
     assert remote.executor == "ray" and len(remote.chunks) == 4
     workers = {chunk["worker"] for chunk in remote.chunks}
