@@ -150,6 +150,7 @@ class ProcessExecutor:
             self.workers, mp_context=context, initializer=_start_worker,
             initargs=(cache, cores, context.Value("i", 0)),
         )
+        stop_compilation_cache_writes()
 
     def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
             derivative_metrics: tuple[str, ...], on_chunk: OnChunk,

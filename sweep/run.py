@@ -125,9 +125,10 @@ def enable_compilation_cache(folder: str | os.PathLike | None = None) -> Path:
 
 def stop_compilation_cache_writes() -> None:
     """Stop this process reading and writing JAX's persistent compilation cache (its worker
-    processes keep theirs). For a Ray driver: XLA's executable serialisation segfaulted in
-    a process where Ray had started (jaxlib 0.10.2, twice in CI), and a driver compiles
-    nothing its workers need."""
+    processes keep theirs). For the driver of worker processes or Ray actors: XLA's
+    executable serialisation segfaulted in such a driver once its workers had started
+    (jaxlib 0.10.2; three times in the test suite, with either executor), and a driver
+    compiles nothing its workers need."""
     jax.config.update("jax_compilation_cache_dir", None)
     try:
         from jax._src import compilation_cache

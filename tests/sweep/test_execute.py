@@ -5,11 +5,13 @@ import multiprocessing
 import os
 import sys
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
 
 from sweep.execute import LocalExecutor, ProcessExecutor, worker_cores
+from sweep.run import enable_compilation_cache
 from sweep.study import cpu_chunk_size, load_sweep, make_executor, run_sweep
 from tests.sweep.test_design import write_sweep
 
@@ -24,8 +26,11 @@ def test_processes_match_local_run(tmp_path):
         'path = "joints.pin.contact.restitution"\nvalues = [0.5, 0.9]',
     )
     design, base = load_sweep(config, TINY)
+    enable_compilation_cache(tmp_path / "cache")  # as `clearance sweep` does before it runs
     spread = run_sweep(design, base, progress=False, chunk_size=2, out_dir=tmp_path / "out", executor="processes",
                        workers=2)
+    # the driver stopped writing the cache once its workers started (XLA's serialisation crashed there)
+    assert jax.config.jax_compilation_cache_dir is None
     local = run_sweep(design, base, progress=False, chunk_size=2, executor="local")
     assert spread.executor == "processes" and len(spread.chunks) == 2
     assert all(chunk["worker"] != "local" for chunk in spread.chunks)

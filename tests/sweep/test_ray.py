@@ -36,7 +36,7 @@ def test_ray_chunks_match_local_run(config, cluster, tmp_path):
     design, base = load_sweep(config, TINY)
     enable_compilation_cache(tmp_path / "cache")  # as `clearance sweep` does before it runs
     remote = run_sweep(design, base, batch_size=1, progress=False, chunk_size=1, out_dir=tmp_path, executor="ray")
-    # the driver stopped writing the cache once Ray started (XLA's serialisation crashed there)
+    # the driver stopped writing the cache once its workers started (XLA's serialisation crashed there)
     assert jax.config.jax_compilation_cache_dir is None
     local = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=1)
     assert remote.executor == "ray" and len(remote.chunks) == 4
