@@ -67,7 +67,7 @@ def load_flores(config_path: str | pathlib.Path = FLORES_CONFIG, overrides=(), *
 
     config = load_mechanism(config_path, overrides)
     mechanism = build_mechanism(config)
-    return mechanism, solver_settings(config, mechanism, **settings_changes)
+    return mechanism, solver_settings(config, **settings_changes)
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,7 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     for the root finder; they may be traced arrays)."""
     if settings.solver not in SOLVERS:
         raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
-                         "with model.choose_solver before simulating")
+                         "with model.resolve_solver before simulating")
     solver_class = SOLVERS[settings.solver]
     if settings.solver in EXPLICIT_SOLVERS or settings.solver in ROSENBROCK_SOLVERS:
         return solver_class()

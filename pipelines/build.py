@@ -139,17 +139,14 @@ def build_mechanism(config: MechanismConfig) -> Mechanism:
     )
 
 
-def solver_settings(config: MechanismConfig, mechanism: Mechanism | None = None, **changes) -> SolverSettings:
+def solver_settings(config: MechanismConfig, **changes) -> SolverSettings:
     """Static integration settings from ``[simulation]``; ``solver = "auto"`` is resolved
-    with :func:`model.choose_solver`."""
+    with :func:`model.resolve_solver`."""
     simulation = config.simulation
-    solver = simulation.solver
-    if solver == "auto":
-        solver = model.choose_solver(build_mechanism(config) if mechanism is None else mechanism, simulation.output_interval)
     settings = dict(
         t_end=simulation.t_end,
         output_interval=simulation.output_interval,
-        solver=solver,
+        solver=model.resolve_solver(simulation.solver),
         rtol=simulation.rtol,
         atol=simulation.atol,
         dtmax=simulation.dtmax,

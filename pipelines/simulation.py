@@ -85,7 +85,7 @@ def run_simulation(config: MechanismConfig, with_ideal: bool = True, **settings_
     """Build, check, compile and solve ``config``; also its ideal-joint twin."""
     mechanism = build_mechanism(config)
     check_initial_positions(config, mechanism)
-    settings = solver_settings(config, mechanism, **settings_changes)
+    settings = solver_settings(config, **settings_changes)
     trajectory, compile_seconds, run_seconds = _timed_simulate(mechanism, settings)
     ideal = None
     if with_ideal and mechanism.clearance_joints:

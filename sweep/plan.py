@@ -18,7 +18,6 @@ from typing import Any
 import jax
 import numpy as np
 
-import model
 from model.mechanism import Mechanism
 from model.simulate import SolverSettings
 from pipelines.build import ParameterMap, build_mechanism, parameter_leaf, solver_settings
@@ -48,7 +47,6 @@ class Group:
     problems: list[str | None]
     mechanism: Mechanism | None = None
     settings: SolverSettings | None = None
-    automatic_solver: bool = False  # the settings' solver was resolved from solver = "auto"
 
     @property
     def runnable(self) -> np.ndarray:
@@ -91,7 +89,7 @@ def plan_groups(design: SweepDesign, base: MechanismConfig) -> list[Group]:
         discrete = [p for p, is_leaf in zip(design.parameters, continuous) if not is_leaf]
         choices = {p.path: p.levels[i] for p, i in zip(discrete, key)}
         group_points = [[level for level, is_leaf in zip(points[i], continuous) if is_leaf] for i in indices]
-        groups.extend(_split_by_automatic_solver(_build_group(base, design, choices, paths, indices, group_points)))
+        groups.append(_build_group(base, design, choices, paths, indices, group_points))
     for number, group in enumerate(groups):
         group.index = number
     _refuse_levels_without_valid_points(design, points, groups)
@@ -133,39 +131,9 @@ def _build_group(
     if runnable.size:
         template = _validated(raw, base.source, paths, [units[path] for path in paths], values[runnable[0]])
         group.mechanism = build_mechanism(template)
-        group.settings = solver_settings(template, group.mechanism)
-        group.automatic_solver = template.simulation.solver == "auto"
+        group.settings = solver_settings(template)
         _check_leaves_carry_the_parameters(group, raw, base.source, [units[path] for path in paths])
     return group
-
-
-def _split_by_automatic_solver(group: Group) -> list[Group]:
-    """With ``solver = "auto"`` the choice depends on the continuous values (the contact
-    period against the output interval, :func:`model.choose_solver`), so each point gets
-    its own choice and the group splits by it. Refused points stay with the first part."""
-    if not group.automatic_solver or group.paths == ():
-        return [group]
-    parameters = ParameterMap(group.mechanism, group.paths)
-    chosen = {
-        n: model.choose_solver(parameters.apply(group.mechanism, group.values[n]), group.settings.output_interval)
-        for n in group.runnable
-    }
-    solvers = list(dict.fromkeys(chosen.values()))
-    if len(solvers) == 1:
-        return [dataclasses.replace(group, settings=dataclasses.replace(group.settings, solver=solvers[0]))]
-    parts = []
-    for solver in solvers:
-        members = [n for n in range(len(group.points)) if chosen.get(n) == solver or (n not in chosen and not parts)]
-        parts.append(
-            dataclasses.replace(
-                group,
-                points=group.points[members],
-                values=group.values[members],
-                problems=[group.problems[n] for n in members],
-                settings=dataclasses.replace(group.settings, solver=solver),
-            )
-        )
-    return parts
 
 
 def _validated(raw: dict, source: str, paths: Sequence[str], units: Sequence[str], values: np.ndarray) -> MechanismConfig:

@@ -285,7 +285,7 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     gradient_mode = options.gradient_mode(len(parameters))
     if options.name == "levenberg_marquardt" and gradient_mode != "forward":
         raise ConfigError(file, "optimizer.gradient", "levenberg_marquardt needs the residual Jacobian: use gradient = \"forward\" (or \"auto\")")
-    settings = solver_settings(mechanism_config, mechanism, adjoint="forward" if gradient_mode == "forward" else "checkpoint")
+    settings = solver_settings(mechanism_config, adjoint="forward" if gradient_mode == "forward" else "checkpoint")
 
     # --- the record must lie inside the simulated time for every allowed offset
     offset_parameter = next((p for p in parameters if p.path == TIME_OFFSET_PATH), None)

@@ -62,7 +62,7 @@ def synthesize(
     for name in signals:
         if name not in units:
             raise ConfigError(file, "data.signals", f"unknown signal {name!r}")
-    settings = solver_settings(mechanism_config, mechanism)
+    settings = solver_settings(mechanism_config)
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
     if int(trajectory.result) != 0:
         raise ClearanceError(f"the simulation failed: {model.result_message(int(trajectory.result))}")

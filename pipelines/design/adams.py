@@ -63,7 +63,7 @@ def simulated_impact_velocities(config: MechanismConfig) -> dict[str, ImpactVelo
     """First impact velocity per clearance joint from a simulation of ``config`` as given;
     :data:`DEFAULT_IMPACT_VELOCITY` where there is no impact or the solver failed."""
     mechanism = build_mechanism(config)
-    settings = solver_settings(config, mechanism)
+    settings = solver_settings(config)
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
     metrics = model.summary_metrics(mechanism, trajectory)
     status = model.result_message(int(trajectory.result))

@@ -90,7 +90,7 @@ def run_convergence(config: MechanismConfig, options: ConvergenceOptions = Conve
     for name in names:
         if name not in mechanism.clearance_names:
             raise ConfigError("--joint", name, f"not a clearance joint; clearance joints: {', '.join(mechanism.clearance_names)}")
-    settings = solver_settings(config, mechanism)
+    settings = solver_settings(config)
     parameters = ParameterMap(mechanism, [f"joints.{name}.contact.stiffness_factor" for name in names], config.source)
     configured = np.asarray(parameters.read(mechanism))
     indices = [mechanism.clearance_names.index(name) for name in names]

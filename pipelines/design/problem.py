@@ -187,7 +187,7 @@ class DesignProblem:
         return build_mechanism(self.config)
 
     def settings(self, mechanism=None, **changes):
-        return solver_settings(self.config, mechanism, **changes)
+        return solver_settings(self.config, **changes)
 
     def cost(self, values) -> Any:
         """Total cost of the design values (SI, in :attr:`design` order); pure JAX."""

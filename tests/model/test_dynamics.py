@@ -25,7 +25,7 @@ def flores():
 def ideal_run(flores):
     config, mechanism = flores
     ideal = mechanism.idealised()
-    settings = solver_settings(config, ideal, solver="tsit5", t_end=0.012, output_interval=1e-4, rtol=1e-10, atol=1e-12)
+    settings = solver_settings(config, solver="tsit5", t_end=0.012, output_interval=1e-4, rtol=1e-10, atol=1e-12)
     return ideal, jax.jit(model.simulate, static_argnums=1)(ideal, settings)
 
 
@@ -92,7 +92,7 @@ def test_elastic_contact_conserves_energy(flores):
 
     elastic_config = mechanism_from_dict(raw, "test")
     mechanism = build_mechanism(elastic_config)
-    settings = solver_settings(elastic_config, mechanism, solver="dopri8", t_end=0.004, output_interval=2e-6,
+    settings = solver_settings(elastic_config, solver="dopri8", t_end=0.004, output_interval=2e-6,
                                rtol=1e-10, atol=1e-13)
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
     assert model.result_message(int(trajectory.result)) == "ok"
@@ -120,7 +120,7 @@ def test_clearance_converges_to_ideal(flores):
 
     damped = mechanism_from_dict(raw, "test")
     mechanism = build_mechanism(damped)
-    settings = solver_settings(damped, mechanism, solver="tsit5", t_end=0.006, output_interval=1e-5)
+    settings = solver_settings(damped, solver="tsit5", t_end=0.006, output_interval=1e-5)
     params = ParameterMap(mechanism, ["joints.pin.clearance", "joints.pin.contact.stiffness_factor"])
     simulate = jax.jit(model.simulate, static_argnums=1)
     ideal = simulate(mechanism.idealised(), settings)

@@ -44,7 +44,7 @@ def problem():
 
         return f
 
-    settings = {name: solver_settings(config, mechanism, adjoint=adjoint, **WINDOW, **tol)
+    settings = {name: solver_settings(config, adjoint=adjoint, **WINDOW, **tol)
                 for name, adjoint, tol in (("tight", "checkpoint", TIGHT), ("reverse", "checkpoint", AD),
                                            ("forward", "forward", AD))}
     return x0, {name: objective(s) for name, s in settings.items()}

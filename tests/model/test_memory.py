@@ -31,7 +31,7 @@ def test_memory_tracks_while_apart_and_freezes_in_contact():
 def short_flores():
     config = load_mechanism(CONFIGS / "flores_slider_crank.toml")
     mechanism = build_mechanism(config)
-    settings = solver_settings(config, mechanism, solver="tsit5", t_end=4e-4, output_interval=2e-6)
+    settings = solver_settings(config, solver="tsit5", t_end=4e-4, output_interval=2e-6)
     return mechanism, settings
 
 
@@ -71,7 +71,7 @@ def test_gradient_through_memory_is_finite(short_flores):
 def test_capture_per_joint_in_fourbar():
     config = load_mechanism(CONFIGS / "fourbar_two_clearances.toml")
     mechanism = build_mechanism(config)
-    settings = solver_settings(config, mechanism, solver="tsit5", t_end=3e-3, output_interval=5e-6)
+    settings = solver_settings(config, solver="tsit5", t_end=3e-3, output_interval=5e-6)
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
     for k in range(2):
         penetration = np.asarray(trajectory.penetration[:, k])

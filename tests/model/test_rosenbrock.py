@@ -116,7 +116,7 @@ def test_gradient_through_simulate_matches_finite_differences():
     config = load_mechanism(pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml")
     mechanism = build_mechanism(config)
     # 0.3 ms covers the first impact (onset ~0.22 ms)
-    settings = solver_settings(config, mechanism, solver="rodas4", t_end=3e-4, output_interval=1e-5, rtol=1e-10,
+    settings = solver_settings(config, solver="rodas4", t_end=3e-4, output_interval=1e-5, rtol=1e-10,
                                atol=1e-13)
     parameters = ParameterMap(mechanism, ["joints.pin.contact.restitution"])
 

@@ -87,8 +87,8 @@ def test_chord_gets_through_flores_impact_like_newton():
     mechanism = build_mechanism(config)
     window = dict(t_end=3.5e-4, output_interval=1e-6, rtol=1e-6, atol=1e-9, solver="kvaerno5")
     simulate = jax.jit(model.simulate, static_argnums=1)
-    chord = simulate(mechanism, solver_settings(config, mechanism, **window))
-    newton = simulate(mechanism, solver_settings(config, mechanism, jacobian="newton", **window))
+    chord = simulate(mechanism, solver_settings(config, **window))
+    newton = simulate(mechanism, solver_settings(config, jacobian="newton", **window))
     assert int(chord.result) == 0 and int(newton.result) == 0
     assert int(chord.steps) <= 1.3 * int(newton.steps)
     assert int(chord.rejected_steps) < 0.5 * int(chord.steps)
