@@ -1,11 +1,14 @@
-"""Keep JAX's persistent compilation cache out of the test process.
+"""The whole suite runs in one process; keep that process lean and its settings its own.
 
-The sweep command turns the cache on for the rest of its process (``sweep.run.
-enable_compilation_cache``). Run in-process by a test, that would make every later test
-serialise and write each executable it compiles, and XLA's serialisation segfaulted in
-this process late in the suite (jaxlib 0.10.2). After each test the cache settings go
-back to those the session started with (a module-scoped fixture may have run the command
-before a test's own fixtures), and the suite's cache folder is a fresh temporary one."""
+- JAX's persistent compilation cache: the sweep command turns it on for the rest of its
+  process (``sweep.run.enable_compilation_cache``). Run in-process by a test, that made
+  every later test serialise each executable it compiled, and XLA's serialisation
+  segfaulted late in the suite (jaxlib 0.10.2). After each test the cache settings go back
+  to the session's (a module-scoped fixture may have run the command before a test's own
+  fixtures), and the suite's cache folder is a fresh temporary one.
+- Compiled executables: freed at the end of each module."""
+
+import gc
 
 import jax
 import pytest
@@ -34,3 +37,13 @@ def _restore_cache_settings(_session_cache_settings):
         from jax._src import compilation_cache  # private: the only way to drop an opened cache
 
         compilation_cache.reset_cache()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_compiled_functions():
+    """Free each module's compiled executables when it ends: one process runs the whole
+    suite, and XLA aborted or segfaulted while compiling or serialising late in it
+    (jaxlib 0.10.2, in a different test each run)."""
+    yield
+    jax.clear_caches()
+    gc.collect()
