@@ -25,7 +25,7 @@ from jaxtyping import Array, ArrayLike, Float, Int, Scalar
 from .dynamics import State, evaluate, flat_vector_field, flatten_state, initial_state, unflatten_state
 from .mechanism import Mechanism
 from .rosenbrock import Rodas4, Rodas5P
-from .timescales import contact_periods
+from .step_bound import OpenJointStepBound
 
 EXPLICIT_SOLVERS = {
     "tsit5": diffrax.Tsit5,
@@ -57,8 +57,9 @@ class SolverSettings(eqx.Module):
     Step-size control (``diffrax.PIDController``): ``rtol``/``atol`` on every state
     component; ``pcoeff``/``icoeff`` are the PI coefficients (defaults: the study in
     ``docs/integration.md``); ``dtmax`` bounds the step (s), and ``dtmax_contact_share``
-    bounds it by that share of the shortest contact period ``model.contact_periods``
-    (the tighter of the two wins).
+    bounds a step that starts with a clearance joint open by that share of the shortest
+    open joint's contact period ``model.contact_periods`` (the tighter of the two wins;
+    :class:`model.step_bound.OpenJointStepBound`).
 
     The Rosenbrock solvers (``rodas4``, ``rodas5p``, :mod:`model.rosenbrock`) solve one
     linear system per stage with the exact Jacobian and have no root finder: the
@@ -275,19 +276,21 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     return solver_class(root_finder=_root_finder(settings, rtol, atol), root_find_max_steps=settings.root_max_steps)
 
 
-def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None) -> diffrax.PIDController:
-    """The step-size controller of ``settings`` (the contact-period bound is traced)."""
-    dtmax = settings.dtmax
-    if settings.dtmax_contact_share is not None and mechanism.clearance_joints:
-        bound = settings.dtmax_contact_share * jnp.min(contact_periods(mechanism))
-        dtmax = bound if dtmax is None else jnp.minimum(bound, dtmax)
-    return diffrax.PIDController(
+def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None
+                    ) -> diffrax.AbstractAdaptiveStepSizeController:
+    """The step-size controller of ``settings``: a ``diffrax.PIDController`` (``dtmax`` in
+    seconds), wrapped in :class:`model.step_bound.OpenJointStepBound` when
+    ``dtmax_contact_share`` is set and the mechanism has clearance joints."""
+    controller = diffrax.PIDController(
         rtol=settings.rtol if rtol is None else rtol,
         atol=settings.atol if atol is None else atol,
-        dtmax=dtmax,
+        dtmax=settings.dtmax,
         pcoeff=settings.pcoeff,
         icoeff=settings.icoeff,
     )
+    if settings.dtmax_contact_share is None or not mechanism.clearance_joints:
+        return controller
+    return OpenJointStepBound(controller, settings.dtmax_contact_share)
 
 
 def solve(

@@ -81,4 +81,5 @@ def test_capture_per_joint_in_fourbar():
         closing = float(trajectory.normal_rate[onset - 1, k])
         # frozen at the closing speed of its own joint (sampled one step before onset)
         assert captured == pytest.approx(closing, rel=0.05)
-        assert np.all(np.asarray(trajectory.impact_memory[onset : onset + 3, k]) == captured)
+        # frozen: the smoothed switch's weight leaves only rounding (measured 1 ulp)
+        np.testing.assert_allclose(np.asarray(trajectory.impact_memory[onset : onset + 3, k]), captured, rtol=1e-13)
