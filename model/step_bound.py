@@ -5,8 +5,10 @@ controller from taking a long free-flight step straight into an impact, which th
 estimate then rejects, sometimes several times. Inside a contact the tolerance resolves
 the contact's own time scale, and a fixed bound estimated at a penetration of 1 % of the
 clearance is far too short for resting stiff contact at nanometre penetration (there it
-cost Tsit5 4x the steps for no gain in accuracy). So the bound applies only to a step
-that starts with some clearance joint open (penetration <= 0).
+cost Tsit5 2-17x the steps for no gain in accuracy). So the bound applies only to a step
+that starts with some clearance joint in free flight, open by more than the penetration
+at which ``T_c`` is estimated (1 % of its clearance), and it lets the step fly until the
+joint would reach its wall at the current closing speed.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from .timescales import REFERENCE_PENETRATION_SHARE, contact_periods
 
 
 def open_joint_step_bound(mechanism: Mechanism, flat_state: Float[Array, " n"], share: float) -> Float[Array, ""]:
-    """``share`` times the shortest contact period (s, :func:`model.contact_periods`) among
-    the clearance joints that are open at ``flat_state``; ``inf`` when every joint is in
-    contact. Not differentiated: step sizes carry no gradient (as diffrax's own factor)."""
+    """The longest step (s) allowed from ``flat_state``: over the clearance joints in free
+    flight (gap > 1 % of c), the smallest of ``max(share T_c, gap / closing speed)``, with
+    ``T_c`` from :func:`model.contact_periods` and an opening joint's time to contact
+    infinite; ``inf`` when no joint is in free flight. Not differentiated: step sizes carry
+    no gradient (as diffrax's own step factor)."""
     state = unflatten_state(flat_state, len(mechanism.clearance_joints))
     kinematics = [joint_kinematics(joint, state.q, state.qd) for joint in mechanism.clearance_joints]
     gap = -jnp.stack([k.penetration for k in kinematics])

@@ -29,22 +29,24 @@ def load(name, overrides=(), **settings):
 
 @pytest.fixture(scope="module")
 def flores_steps():
-    """Every accepted step of the Flores benchmark through its first impact (0.35 ms)."""
-    mechanism, settings = load("flores_slider_crank.toml", t_end=3.5e-4, output_interval=1e-6)
+    """Every accepted step of the Flores benchmark through its first impact (0.35 ms), at a
+    tolerance loose enough (rtol 1e-2) that the controller proposes steps the bound cuts:
+    without the bound one of them overshoots it."""
+    mechanism, settings = load("flores_slider_crank.toml", t_end=3.5e-4, output_interval=1e-6, rtol=1e-2, atol=1e-5)
     solution = diffrax.diffeqsolve(
         diffrax.ODETerm(flat_vector_field), make_solver(settings), 0.0, settings.t_end, None,
         flatten_state(model.initial_state(mechanism)), args=mechanism, saveat=diffrax.SaveAt(steps=True),
         stepsize_controller=make_controller(mechanism, settings), max_steps=settings.max_steps,
     )
     steps = int(solution.stats["num_accepted_steps"])
-    return mechanism, np.asarray(solution.ts[:steps]), np.asarray(solution.ys[:steps])
+    return mechanism, settings, np.asarray(solution.ts[:steps]), np.asarray(solution.ys[:steps])
 
 
 def test_bound_follows_the_contact_state(flores_steps):
     """On the saved states: inf in contact and within 1 % of c of the wall; in flight,
     share x T_c or the time to reach the wall at the current closing speed, if longer.
     The gap and speed come from ``model.evaluate`` (the force path), not the bound's own."""
-    mechanism, _, ys = flores_steps
+    mechanism, _, _, ys = flores_steps
     joints = len(mechanism.clearance_joints)
     bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys))
     contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.dynamics.unflatten_state(y, joints)).contact)(ys)
@@ -59,21 +61,21 @@ def test_bound_follows_the_contact_state(flores_steps):
 
 
 def test_every_step_from_flight_keeps_the_bound(flores_steps):
-    mechanism, ts, ys = flores_steps
+    mechanism, _, ts, ys = flores_steps
     bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys[:-1]))
     steps = np.diff(ts)
     held = np.isfinite(bounds)
-    assert held.sum() > 10
+    assert held.sum() >= 5
     assert np.all(steps[held] <= bounds[held] * (1 + 1e-12))
+    assert np.any(np.isclose(steps[held], bounds[held], rtol=1e-9))  # the bound, not the tolerance, set one
 
 
 def test_controller_cuts_only_from_flight(flores_steps):
     """A near-zero error estimate makes the PID controller propose ``factormax`` x the
     step: from a flight state the wrapper cuts it to the bound, from a contact state it
     passes the proposal through."""
-    mechanism, _, ys = flores_steps
-    settings = replace(load("flores_slider_crank.toml")[1], dtmax_contact_share=SHARE)
-    controller = make_controller(mechanism, settings)
+    mechanism, settings, _, ys = flores_steps
+    controller = make_controller(mechanism, replace(settings, dtmax_contact_share=SHARE))
     bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys))
     flight_bound = float(bounds[np.isfinite(bounds)][-1])  # the last flight state: share x T_c near the wall
     flight, contact = ys[np.isfinite(bounds)][-1], ys[np.argmax(np.isinf(bounds))]
@@ -88,8 +90,9 @@ def test_controller_cuts_only_from_flight(flores_steps):
 
 def test_resting_stiff_contact_is_not_held():
     """Seed 000 resting in its bearing at 1e4 x the Hertz stiffness: a fixed bound of
-    0.2 T_c (T_c at 1 % of c, far above the resting penetration) took 4x the steps of the
-    state-aware bound for a force error the latter also reaches (docs/integration.md)."""
+    0.2 T_c (T_c at 1 % of c, far above the resting penetration) takes 4x the steps of the
+    state-aware bound here (measured 2826 against 674) for a force error the latter also
+    reaches (docs/integration.md)."""
     overrides = ("joints.pin.contact.stiffness_factor=1e4", "joints.pin.contact.restitution=0.05")
     mechanism, settings = load("seed000_slider_crank.toml", overrides, t_end=1e-3, output_interval=1e-4, rtol=1e-8,
                                atol=1e-11, max_steps=1_000_000)
