@@ -38,4 +38,5 @@ from .ensemble import EnsembleSolution, simulate_ensemble, solve_ensemble
 from .metrics import Regime, regimes, summary_metrics
 from .timescales import contact_periods, relative_solve_cost
 from .step_bound import OpenJointStepBound, open_joint_step_bound
+from .step_guard import RejectNonFinite
 from .solver_choice import AUTO_SOLVER, resolve_solver

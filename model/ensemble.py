@@ -178,7 +178,6 @@ class _Integrator(eqx.Module):
         y, y_error, dense_info, solver_state, solver_result = self.solver.step(
             self.terms, lane.tprev, lane.tnext, lane.y, mechanism, lane.solver_state, False
         )
-        y_error = jax.tree_util.tree_map(lambda x: jnp.where(jnp.isnan(x), jnp.inf, x), y_error)
         keep_step, tprev, tnext, _, controller_state, controller_result = make_controller(
             mechanism, self.settings
         ).adapt_step_size(lane.tprev, lane.tnext, lane.y, y, mechanism, y_error,

@@ -26,6 +26,7 @@ from .dynamics import State, evaluate, flat_vector_field, flatten_state, initial
 from .mechanism import Mechanism
 from .rosenbrock import Rodas4, Rodas5P
 from .step_bound import OpenJointStepBound
+from .step_guard import RejectNonFinite
 
 EXPLICIT_SOLVERS = {
     "tsit5": diffrax.Tsit5,
@@ -279,15 +280,17 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
 def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None
                     ) -> diffrax.AbstractAdaptiveStepSizeController:
     """The step-size controller of ``settings``: a ``diffrax.PIDController`` (``dtmax`` in
-    seconds), wrapped in :class:`model.step_bound.OpenJointStepBound` when
-    ``dtmax_contact_share`` is set and the mechanism has clearance joints."""
-    controller = diffrax.PIDController(
+    seconds) that rejects a step with a NaN error estimate
+    (:class:`model.step_guard.RejectNonFinite`), wrapped in
+    :class:`model.step_bound.OpenJointStepBound` when ``dtmax_contact_share`` is set and
+    the mechanism has clearance joints."""
+    controller = RejectNonFinite(diffrax.PIDController(
         rtol=settings.rtol if rtol is None else rtol,
         atol=settings.atol if atol is None else atol,
         dtmax=settings.dtmax,
         pcoeff=settings.pcoeff,
         icoeff=settings.icoeff,
-    )
+    ))
     if settings.dtmax_contact_share is None or not mechanism.clearance_joints:
         return controller
     return OpenJointStepBound(controller, settings.dtmax_contact_share)

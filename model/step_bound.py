@@ -13,8 +13,6 @@ joint would reach its wall at the current closing speed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import diffrax
 import equinox as eqx
 import jax
@@ -24,6 +22,7 @@ from jaxtyping import Array, Float
 from .dynamics import unflatten_state
 from .forces import joint_kinematics
 from .mechanism import Mechanism
+from .step_guard import AbstractWrappedController
 from .timescales import REFERENCE_PENETRATION_SHARE, contact_periods
 
 
@@ -45,32 +44,16 @@ def open_joint_step_bound(mechanism: Mechanism, flat_state: Float[Array, " n"], 
     return jax.lax.stop_gradient(bound)
 
 
-class OpenJointStepBound(diffrax.AbstractAdaptiveStepSizeController):
+class OpenJointStepBound(AbstractWrappedController):
     """Wraps an adaptive controller (a ``diffrax.PIDController``) and clips every step that
     starts with an open clearance joint to :func:`open_joint_step_bound`.
 
-    Modelled on ``diffrax.ClipStepSizeController`` (a wrapper that post-processes the
-    inner controller's proposal). ``args`` of the solve must be the :class:`Mechanism`
-    and the state the flat vector of :func:`model.dynamics.flatten_state`.
+    ``args`` of the solve must be the :class:`Mechanism` and the state the flat vector of
+    :func:`model.dynamics.flatten_state`.
     """
 
     controller: diffrax.AbstractAdaptiveStepSizeController
     share: float = eqx.field(static=True)
-
-    @property
-    def rtol(self):
-        return self.controller.rtol
-
-    @property
-    def atol(self):
-        return self.controller.atol
-
-    @property
-    def norm(self) -> Callable:  # pyright: ignore[reportIncompatibleMethodOverride]
-        return self.controller.norm
-
-    def wrap(self, direction):
-        return eqx.tree_at(lambda s: s.controller, self, self.controller.wrap(direction))
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         next_t1, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)

@@ -1,0 +1,68 @@
+"""A step that leaves the vector field's domain is rejected and retried shorter
+(``model.step_guard.RejectNonFinite``), instead of turning the step size into NaN."""
+
+import pathlib
+
+import diffrax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from model.simulate import make_controller
+from model.step_bound import OpenJointStepBound
+from model.step_guard import RejectNonFinite
+from pipelines.build import build_mechanism, solver_settings
+from pipelines.config import load_mechanism
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+PID = diffrax.PIDController(rtol=1e-8, atol=1e-10, pcoeff=0.3, icoeff=0.4)
+FRESH = (jnp.array(1.0), jnp.array(1.0), jnp.array(False))  # PID state of a new solve
+
+
+@pytest.mark.parametrize("bad", ["nan error", "inf candidate"])
+def test_non_finite_step_is_rejected_at_a_fifth(bad):
+    y0 = jnp.array([1.0, 2.0])
+    y1 = jnp.array([1.0, jnp.inf]) if bad == "inf candidate" else jnp.array([1.0, 2.5])
+    error = jnp.array([jnp.nan, 0.0]) if bad == "nan error" else jnp.array([1e-3, jnp.inf])
+    keep, next_t0, next_t1, _, _, _ = RejectNonFinite(PID).adapt_step_size(0.0, 0.5, y0, y1, None, error, 5, FRESH)
+    assert not keep and next_t0 == 0.0
+    np.testing.assert_allclose(next_t1, PID.factormin * 0.5)
+    # what the guard is for: the bare controller proposes a NaN step here
+    assert np.isnan(PID.adapt_step_size(0.0, 0.5, y0, y1, None, error, 5, FRESH)[2])
+
+
+def test_finite_step_is_the_inner_controllers():
+    y0, y1, error = jnp.array([1.0, 2.0]), jnp.array([1.1, 2.2]), jnp.array([1e-9, 3e-9])
+    guarded = RejectNonFinite(PID).adapt_step_size(0.0, 0.01, y0, y1, None, error, 5, FRESH)
+    bare = PID.adapt_step_size(0.0, 0.01, y0, y1, None, error, 5, FRESH)
+    for ours, theirs in zip(guarded[:3], bare[:3]):
+        assert ours == theirs
+
+
+def test_solve_recovers_from_a_first_step_that_overflows():
+    """``y' = -y^3`` from ``y = 1`` with a first step of 50 s: the stages overflow to
+    ``inf``. The bare controller then proposes NaN steps until ``max_steps``; the guarded
+    one shrinks the step and matches ``1 / sqrt(1 + 2t)``."""
+
+    def solve(controller):
+        return diffrax.diffeqsolve(
+            diffrax.ODETerm(lambda t, y, args: -(y**3)), diffrax.Tsit5(), 0.0, 50.0, 50.0, jnp.array([1.0]),
+            stepsize_controller=controller, max_steps=500, throw=False,
+        )
+
+    guarded = solve(RejectNonFinite(PID))
+    assert guarded.result == diffrax.RESULTS.successful
+    assert int(guarded.stats["num_rejected_steps"]) >= 1
+    np.testing.assert_allclose(guarded.ys[-1], 1.0 / np.sqrt(101.0), rtol=1e-6)
+    assert solve(PID).result == diffrax.RESULTS.max_steps_reached
+
+
+@pytest.mark.parametrize("share", [0.2, None])
+def test_every_model_controller_is_guarded(share):
+    config = load_mechanism(CONFIGS / "flores_slider_crank.toml")
+    settings = solver_settings(config, dtmax_contact_share=share)
+    controller = make_controller(build_mechanism(config), settings)
+    if share is not None:
+        assert isinstance(controller, OpenJointStepBound)
+        controller = controller.controller
+    assert isinstance(controller, RejectNonFinite)
