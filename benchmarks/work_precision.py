@@ -193,7 +193,7 @@ def plot(study: dict, path: pathlib.Path) -> None:
         axes[0].loglog([r["seconds"] for r in rows], err, style, marker=marker, label=label)
         axes[1].loglog([max(r["steps"], 1) for r in rows], err, style, marker=marker, label=label)
     axes[0].set_xlabel("compiled run time (s)")
-    axes[1].set_xlabel("accepted steps")
+    axes[1].set_xlabel("steps attempted (accepted + rejected)")
     for ax in axes:
         ax.set_ylabel("max relative error (first impacts)")
         ax.grid(True, which="both", alpha=0.3)
