@@ -8,7 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from model.simulate import make_controller
+import model
+from model.dynamics import flat_vector_field, flatten_state
+from model.simulate import make_controller, make_solver
 from model.step_bound import OpenJointStepBound
 from model.step_guard import RejectNonFinite
 from pipelines.build import build_mechanism, solver_settings
@@ -66,3 +68,23 @@ def test_every_model_controller_is_guarded(share):
         assert isinstance(controller, OpenJointStepBound)
         controller = controller.controller
     assert isinstance(controller, RejectNonFinite)
+
+
+def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
+    """The case that hung (stop 14): Dopri8 at rtol 1e-10 over the four-bar's 10 ms. The
+    initial-step heuristic tries the whole window, which overflows; with the model's
+    controller the solve shrinks and advances, with a bare PID it never accepts a step."""
+    config = load_mechanism(CONFIGS / "fourbar_two_clearances.toml")
+    mechanism = build_mechanism(config)
+    settings = solver_settings(config, rtol=1e-10, atol=1e-13, solver="dopri8")
+
+    def accepted(controller):
+        solution = diffrax.diffeqsolve(
+            diffrax.ODETerm(flat_vector_field), make_solver(settings), 0.0, 0.01, None,
+            flatten_state(model.initial_state(mechanism)), args=mechanism, saveat=diffrax.SaveAt(t1=True),
+            stepsize_controller=controller, max_steps=60, throw=False,
+        )
+        return int(solution.stats["num_accepted_steps"])
+
+    assert accepted(make_controller(mechanism, settings)) >= 20
+    assert accepted(diffrax.PIDController(rtol=1e-10, atol=1e-13, pcoeff=0.3, icoeff=0.4)) == 0
