@@ -280,7 +280,7 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
 def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None
                     ) -> diffrax.AbstractAdaptiveStepSizeController:
     """The step-size controller of ``settings``: a ``diffrax.PIDController`` (``dtmax`` in
-    seconds) that rejects a step with a NaN error estimate
+    seconds) that rejects a step whose candidate state or error estimate is not finite
     (:class:`model.step_guard.RejectNonFinite`), wrapped in
     :class:`model.step_bound.OpenJointStepBound` when ``dtmax_contact_share`` is set and
     the mechanism has clearance joints."""
