@@ -1,6 +1,6 @@
 """Obtained vs nominal coefficient of restitution for every normal contact force law.
 
-1-D impact of 1 kg on 1 kg at 1 m/s, K = 1e9 N/m^1.5, n = 1.5 (``model/impact1d.py``).
+1-D impact of 1 kg on 1 kg at 1 m/s, K = 1e9 N/m^1.5, n = 1.5 (``model/contact/impact1d.py``).
 Prints a Markdown table (nominal e = 0.3, 0.5, 0.7, 0.9, 0.99) and writes the plot
 ``docs/figures/restitution.png``. Run from the repository root::
 

@@ -26,8 +26,8 @@ import model  # noqa: E402
 import scipy_peer  # noqa: E402
 from pipelines.build import ParameterMap  # noqa: E402
 
-ENSEMBLE = sys.modules["model.ensemble"]
-SIMULATE = sys.modules["model.simulate"]
+ENSEMBLE = sys.modules["model.integrate.ensemble"]
+SIMULATE = sys.modules["model.integrate.solve"]
 
 
 def unguarded(make_controller):

@@ -45,9 +45,9 @@ from jax.flatten_util import ravel_pytree
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import model  # noqa: E402
-from model.dynamics import State, initial_state, vector_field  # noqa: E402
-from model.simulate import trajectory_from_states  # noqa: E402
-from model.mechanism import Mechanism  # noqa: E402
+from model.mechanics.dynamics import State, initial_state, vector_field  # noqa: E402
+from model.integrate.trajectory import trajectory_from_states  # noqa: E402
+from model.mechanics.mechanism import Mechanism  # noqa: E402
 from model.metrics import contact_onsets  # noqa: E402
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[1]

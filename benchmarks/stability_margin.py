@@ -50,8 +50,8 @@ import scipy_peer  # noqa: E402
 import stiff_variants  # noqa: E402
 import work_precision  # noqa: E402
 from diffrax._solver.tsit5 import _tsit5_tableau  # noqa: E402
-from model.dynamics import flat_vector_field, flatten_state  # noqa: E402
-from model.simulate import make_controller, make_solver  # noqa: E402
+from model.mechanics.dynamics import flat_vector_field, flatten_state  # noqa: E402
+from model.integrate.solve import make_controller, make_solver  # noqa: E402
 
 ATOL_PER_RTOL = work_precision.ATOL_PER_RTOL
 AT_BOUNDARY = 1.5  # margin below which a step counts as held by stability
@@ -114,7 +114,7 @@ def stability_margins(eigenvalues: np.ndarray, steps: np.ndarray) -> np.ndarray:
 def in_contact(mechanism, ys: np.ndarray) -> np.ndarray:
     """Steps that start with any clearance joint penetrated."""
     joints = len(mechanism.clearance_joints)
-    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.dynamics.unflatten_state(y, joints)).contact)(
+    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.mechanics.dynamics.unflatten_state(y, joints)).contact)(
         jnp.asarray(ys[:-1]))
     return np.asarray(contact.penetration > 0).any(axis=1)
 

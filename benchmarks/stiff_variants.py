@@ -1,5 +1,5 @@
 """Stiff variants of seed 000's low-speed slider-crank (persistent contact): does a stiff
-solver win anywhere? The evidence behind ``solver = "auto"`` (``model/solver_choice.py``).
+solver win anywhere? The evidence behind ``solver = "auto"`` (``model/integrate/solver_choice.py``).
 
 Each variant stiffens the contact of seed 000 (Hertz stiffness x1e4 and x1e6, or a linear
 1e12 N/m law) and sets its restitution (0.9 lightly damped, 0.05 heavily damped); the

@@ -33,7 +33,7 @@ REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 import model  # noqa: E402
-from model.simulate import STIFF_SOLVERS  # noqa: E402
+from model.integrate.settings import STIFF_SOLVERS  # noqa: E402
 import scipy_peer  # noqa: E402
 
 

@@ -1,42 +1,78 @@
-"""Contact physics and planar multibody dynamics of mechanisms with clearance joints.
+"""Contact physics and multibody dynamics of mechanisms with clearance joints, in pure JAX.
 
-Importing this package enables JAX float64 (see ``model/_config.py``).
+Subpackages, one concern each:
+
+- :mod:`model.contact` — normal and friction force laws, the impact-velocity memory,
+  contact stiffness, the one-dimensional impact study;
+- :mod:`model.geometry` — clearance-joint kinematics;
+- :mod:`model.mechanics` — the mechanism as data, constraints, forces, equations of motion;
+- :mod:`model.integrate` — solvers, ``simulate``, the refilling-lane ensemble, step control;
+- :mod:`model.metrics` — summary metrics of a trajectory.
+
+Importing this package enables JAX float64 (``model/_config.py``).
 """
 
 from . import _config as _config
-from .geometry import ContactKinematics, clearance_kinematics, cross2, perp, rotation, safe_normal
-from .memory import impact_memory_rate, impact_velocity
-from .contact import (
-    NORMAL_FORCE_LAWS,
-    ContactLaw,
-    adams_damping_max,
-    hysteresis_factor,
-    normal_force,
-    step,
-)
-from .friction import FRICTION_LAWS, FrictionLaw, friction_coefficient, friction_force, haversine
-from .impact1d import (
-    hertz_contact_period,
-    hysteresis_restitution,
-    obtained_restitution,
-    simulate_impact,
-)
-from .stiffness import (
-    damping_from_adams,
-    damping_to_adams,
-    effective_modulus,
-    hertz_pin_stiffness,
-    palmgren_stiffness,
-    stiffness_from_adams,
-    stiffness_to_adams,
-)
-from .mechanism import GROUND, ClearanceJoint, Driver, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
-from .dynamics import State, evaluate, initial_state, kinetic_energy, vector_field
-from .rosenbrock import Rodas4, Rodas5P
-from .simulate import SOLVERS, SolverSettings, Trajectory, result_message, simulate, solve
-from .ensemble import EnsembleSolution, simulate_ensemble, solve_ensemble
-from .metrics import Regime, regimes, summary_metrics
-from .timescales import contact_periods, relative_solve_cost
-from .step_bound import OpenJointStepBound, open_joint_step_bound
-from .step_guard import RejectNonFinite
-from .solver_choice import AUTO_SOLVER, resolve_solver
+from .contact import FRICTION_LAWS as FRICTION_LAWS
+from .contact import NORMAL_FORCE_LAWS as NORMAL_FORCE_LAWS
+from .contact import ContactLaw as ContactLaw
+from .contact import FrictionLaw as FrictionLaw
+from .contact import adams_damping_max as adams_damping_max
+from .contact import damping_from_adams as damping_from_adams
+from .contact import damping_to_adams as damping_to_adams
+from .contact import effective_modulus as effective_modulus
+from .contact import friction_coefficient as friction_coefficient
+from .contact import friction_force as friction_force
+from .contact import haversine as haversine
+from .contact import hertz_contact_period as hertz_contact_period
+from .contact import hertz_pin_stiffness as hertz_pin_stiffness
+from .contact import hysteresis_factor as hysteresis_factor
+from .contact import hysteresis_restitution as hysteresis_restitution
+from .contact import impact_memory_rate as impact_memory_rate
+from .contact import impact_velocity as impact_velocity
+from .contact import normal_force as normal_force
+from .contact import obtained_restitution as obtained_restitution
+from .contact import palmgren_stiffness as palmgren_stiffness
+from .contact import simulate_impact as simulate_impact
+from .contact import step as step
+from .contact import stiffness_from_adams as stiffness_from_adams
+from .contact import stiffness_to_adams as stiffness_to_adams
+from .geometry import ContactKinematics as ContactKinematics
+from .geometry import clearance_kinematics as clearance_kinematics
+from .geometry import cross2 as cross2
+from .geometry import perp as perp
+from .geometry import rotation as rotation
+from .geometry import safe_normal as safe_normal
+from .integrate import AUTO_SOLVER as AUTO_SOLVER
+from .integrate import SOLVERS as SOLVERS
+from .integrate import EnsembleSolution as EnsembleSolution
+from .integrate import OpenJointStepBound as OpenJointStepBound
+from .integrate import RejectNonFinite as RejectNonFinite
+from .integrate import Rodas4 as Rodas4
+from .integrate import Rodas5P as Rodas5P
+from .integrate import SolverSettings as SolverSettings
+from .integrate import Trajectory as Trajectory
+from .integrate import contact_periods as contact_periods
+from .integrate import open_joint_step_bound as open_joint_step_bound
+from .integrate import relative_solve_cost as relative_solve_cost
+from .integrate import resolve_solver as resolve_solver
+from .integrate import result_message as result_message
+from .integrate import simulate as simulate
+from .integrate import simulate_ensemble as simulate_ensemble
+from .integrate import solve as solve
+from .integrate import solve_ensemble as solve_ensemble
+from .mechanics import GROUND as GROUND
+from .mechanics import ClearanceJoint as ClearanceJoint
+from .mechanics import Driver as Driver
+from .mechanics import FixedJoint as FixedJoint
+from .mechanics import Mechanism as Mechanism
+from .mechanics import PrismaticJoint as PrismaticJoint
+from .mechanics import RevoluteJoint as RevoluteJoint
+from .mechanics import State as State
+from .mechanics import evaluate as evaluate
+from .mechanics import initial_state as initial_state
+from .mechanics import kinetic_energy as kinetic_energy
+from .mechanics import vector_field as vector_field
+from .metrics import Regime as Regime
+from .metrics import regimes as regimes
+from .metrics import summary_metrics as summary_metrics

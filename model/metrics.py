@@ -5,7 +5,7 @@ Metric names follow the contract (``shared/CONTRACT.md``): per clearance joint `
 ``J.first_impact_velocity`` (m/s), ``J.num_impacts``, ``J.contact_fraction``; per body
 ``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2). Metrics come from the output samples, so
 events shorter than the output interval can be missed: choose ``output_interval`` below
-the contact period (see ``model/timescales.py``).
+the contact period (see ``model/integrate/timescales.py``).
 """
 
 from typing import NamedTuple
@@ -14,9 +14,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .mechanism import Mechanism
-from .simulate import Trajectory
-from .timescales import contact_periods
+from .mechanics.mechanism import Mechanism
+from .integrate.solve import Trajectory
+from .integrate.timescales import contact_periods
 
 # The contract's metrics (CONTRACT.md), with their dimensions (pipelines.units names).
 JOINT_METRICS = {

@@ -15,9 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import model
-from model.contact import ContactLaw
-from model.friction import FrictionLaw
-from model.mechanism import (
+from model.contact.normal import ContactLaw
+from model.contact.friction import FrictionLaw
+from model.mechanics.mechanism import (
     GROUND,
     ClearanceJoint,
     Driver,
@@ -26,8 +26,8 @@ from model.mechanism import (
     PrismaticJoint,
     RevoluteJoint,
 )
-from model.simulate import SolverSettings
-from model.stiffness import effective_modulus
+from model.integrate.settings import SolverSettings
+from model.contact.stiffness import effective_modulus
 
 from .config import MechanismConfig
 from .errors import ConfigError
@@ -86,7 +86,7 @@ def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
 
 
 def build_mechanism(config: MechanismConfig) -> Mechanism:
-    """The :class:`~model.mechanism.Mechanism` described by a validated config."""
+    """The :class:`~model.mechanics.mechanism.Mechanism` described by a validated config."""
     revolute, prismatic, fixed, clearance = [], [], [], []
     revolute_index: dict[str, int] = {}
     for joint in config.joints:

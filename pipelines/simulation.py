@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 
 import model
-from model.dynamics import project_positions
-from model.mechanism import Mechanism
-from model.simulate import SolverSettings, Trajectory
+from model.mechanics.dynamics import project_positions
+from model.mechanics.mechanism import Mechanism
+from model.integrate.settings import SolverSettings
+from model.integrate.trajectory import Trajectory
 
 from .build import build_mechanism, solver_settings
 from .config import MechanismConfig

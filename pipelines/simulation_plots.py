@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from model.constraints import body_pose  # noqa: E402
+from model.mechanics.constraints import body_pose  # noqa: E402
 
 from .io import save_figure  # noqa: E402
 from .simulation import SimulationRun  # noqa: E402

@@ -1,6 +1,6 @@
 """Split a sweep's points into compiled groups, and check each point before it runs.
 
-A *continuous* parameter is an array leaf of the :class:`~model.mechanism.Mechanism`
+A *continuous* parameter is an array leaf of the :class:`~model.mechanics.mechanism.Mechanism`
 (:func:`pipelines.build.parameter_leaf`): its values are written into one compiled mechanism
 with :class:`~pipelines.build.ParameterMap`, so they batch under ``jax.vmap``. Every other
 parameter (a contact or friction law, a solver, a tolerance, ``t_end``) changes the static
@@ -18,8 +18,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from model.mechanism import Mechanism
-from model.simulate import SolverSettings
+from model.mechanics.mechanism import Mechanism
+from model.integrate.settings import SolverSettings
 from pipelines.build import ParameterMap, build_mechanism, parameter_leaf, solver_settings
 from pipelines.config import MechanismConfig, mechanism_from_dict, set_by_path
 from pipelines.errors import ClearanceError, ConfigError

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from model.simulate import result_message
+from model.integrate.trajectory import result_message
 from pipelines.commands.check import BODY_METRICS, JOINT_METRICS
 from pipelines.config import MechanismConfig
 from pipelines.units import si_unit

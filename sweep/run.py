@@ -43,8 +43,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import model
-from model.mechanism import Mechanism
-from model.simulate import SolverSettings
+from model.mechanics.mechanism import Mechanism
+from model.integrate.settings import SolverSettings
 from pipelines.build import ParameterMap
 
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)

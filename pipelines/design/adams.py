@@ -6,16 +6,16 @@ seed 003 §3.3.3; MSC ADAMS/Solver ``IMPACT`` and ``CONTACT`` reference):
 
 - ``stiffness`` ``K`` in N/mm^n: ``F = K delta^n`` with ``delta`` in mm, so
   ``K_mm = K_SI / 1000^n`` (seed 000 §5.2: 2.5e8 N/m^1.5 -> 7.9e3 N/mm^1.5;
-  :func:`model.stiffness.stiffness_to_adams`),
+  :func:`model.contact.stiffness.stiffness_to_adams`),
 - ``exponent`` ``n`` (unchanged),
-- ``damping`` ``c_max`` in N s/mm (``/1000`` from N s/m, :func:`model.stiffness.damping_to_adams`),
+- ``damping`` ``c_max`` in N s/mm (``/1000`` from N s/m, :func:`model.contact.stiffness.damping_to_adams`),
   reached by ``STEP`` at the penetration ``d_max``,
 - ``dmax`` ``d_max`` in mm,
 - friction ``mu_s``, ``mu_d``, stiction and friction transition velocities ``v_s``,
   ``v_d`` in mm/s.
 
 ``c_max`` comes from the coefficient of restitution through the hysteresis damping factor
-(seed 003 eq. 3-21, :func:`model.contact.adams_damping_max`)::
+(seed 003 eq. 3-21, :func:`model.contact.normal.adams_damping_max`)::
 
     c_max = chi(e) K d_max^n / v_imp,   chi = 3 (1 - e^2) / 4 (Lankarani-Nikravesh)
 
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import jax
 
 import model
-from model.contact import adams_damping_max, hysteresis_factor
-from model.stiffness import damping_to_adams, stiffness_to_adams
+from model.contact.normal import adams_damping_max, hysteresis_factor
+from model.contact.stiffness import damping_to_adams, stiffness_to_adams
 
 from ..build import build_mechanism, solver_settings
 from ..config import MechanismConfig
@@ -91,7 +91,7 @@ def _penetration_depth(config: MechanismConfig, name: str, contact_model: str) -
 
 
 def _friction(law) -> dict:
-    """ADAMS Coulomb friction equivalent of a :class:`model.friction.FrictionLaw` (SI in, mm/s out)."""
+    """ADAMS Coulomb friction equivalent of a :class:`model.contact.friction.FrictionLaw` (SI in, mm/s out)."""
     stiction, dynamic = (float(v) for v in law.velocities)
     mu, mu_static = float(law.coefficient), float(law.static)
     if law.model == "none" or (mu == 0 and mu_static == 0):

@@ -32,8 +32,9 @@ from jaxtyping import Array, Float
 
 import model
 from model import metrics as model_metrics
-from model.mechanism import Mechanism
-from model.simulate import SolverSettings, Trajectory
+from model.mechanics.mechanism import Mechanism
+from model.integrate.settings import SolverSettings
+from model.integrate.trajectory import Trajectory
 
 # metric -> dimension (pipelines.units names), per clearance joint and per body.
 # The contract's metrics plus the design pipeline's own.

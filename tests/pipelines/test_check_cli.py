@@ -10,7 +10,7 @@ import pytest
 
 from pipelines.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import REPOSITORY as REPO
 CONFIGS = REPO / "configs"
 SPEC = CONFIGS / "flores_slider_crank.toml"
 

@@ -19,8 +19,8 @@ from pipelines.config import (
     set_by_path,
 )
 from pipelines.errors import ConfigError
+from tests.helpers import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 SPEC = CONFIGS / "flores_slider_crank.toml"
 PIPELINES = ("sweep_example.toml", "calibrate_example.toml", "optimize_example.toml")
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from pipelines.cli import main
+from tests.helpers import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CONTRACT_JOINT_METRICS = ("max_normal_force", "max_penetration", "first_impact_time", "first_impact_velocity",
                           "num_impacts", "contact_fraction")
 

@@ -12,8 +12,8 @@ import pytest
 from pipelines.cli import main
 from pipelines.config import load_pipeline_mechanism
 from sweep.results import metric_units
+from tests.helpers import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 PATHS = ["joints.pin.clearance", "joints.pin.contact.restitution", "joints.pin.contact.model"]
 
 

@@ -1,6 +1,5 @@
 """The [sweep] table: SI levels, grid / Latin hypercube / Sobol' points, refused input."""
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,29 +9,7 @@ from pipelines.errors import ConfigError
 from sweep.design import grid_values, scale_unit_samples, unit_samples
 from sweep.study import load_sweep
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-
-SWEEP = """base = "flores_slider_crank.toml"
-[sweep]
-{sweep}
-{parameters}
-[simulation]
-t_end = "2 ms"
-"""
-
-
-def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep.toml") -> Path:
-    """A sweep config beside a copy of the spec mechanism; each parameter is the body of a
-    [[sweep.parameters]] table."""
-    shutil.copy(CONFIGS / "flores_slider_crank.toml", tmp_path)
-    path = tmp_path / name
-    tables = "\n".join(f"[[sweep.parameters]]\n{body}" for body in parameters)
-    path.write_text(SWEEP.format(sweep=sweep, parameters=tables))
-    return path
-
-
-CLEARANCE_RANGE = 'path = "joints.pin.clearance"\nrange = ["0.1 mm", "0.5 mm"]'
-RESTITUTION_RANGE = 'path = "joints.pin.contact.restitution"\nrange = [0.5, 0.95]'
+from tests.helpers import CLEARANCE_RANGE, CONFIGS, RESTITUTION_RANGE, write_sweep
 
 
 def test_spec_example_grid_in_si():

@@ -12,9 +12,9 @@ from pipelines.errors import ConfigError
 from sweep import plan
 from sweep.plan import plan_groups
 from sweep.study import load_sweep
-from tests.sweep.test_design import CLEARANCE_RANGE, write_sweep
+from tests.helpers import CLEARANCE_RANGE, write_sweep
+from tests.helpers import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CLEARANCE_VALUES = 'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.5 mm"]'
 
 

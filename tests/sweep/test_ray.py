@@ -16,12 +16,12 @@ import pandas as pd
 import pytest
 
 from sweep.study import load_sweep, run_sweep
-from tests.sweep.test_design import write_sweep
+from tests.helpers import write_sweep
 
 if importlib.util.find_spec("ray") is None:
     pytest.skip('the Ray executor needs the extra "distributed" (ray[default])', allow_module_level=True)
 
-REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+from tests.helpers import REPOSITORY
 TINY = ['simulation.t_end="0.3 ms"']
 METRICS = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "steps", "status"]
 

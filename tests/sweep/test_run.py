@@ -9,7 +9,7 @@ import model
 from pipelines.build import build_mechanism
 from sweep import run
 from sweep.study import load_sweep, run_sweep
-from tests.sweep.test_design import write_sweep
+from tests.helpers import write_sweep
 
 # Flores slider-crank, 3 ms, e = 0.95: every point needs several hundred steps (tsit5), so
 # the group with max_steps = 40 fails; 0.5 mm clearance in a 0.4 mm bearing is invalid.

@@ -6,7 +6,7 @@ import pytest
 
 from sweep.design import saltelli_unit_samples
 from sweep.study import load_sweep, run_sweep, write_sweep as write_outputs
-from tests.sweep.test_design import CLEARANCE_RANGE, RESTITUTION_RANGE, write_sweep
+from tests.helpers import CLEARANCE_RANGE, RESTITUTION_RANGE, write_sweep
 
 # 0.5 ms of the Flores slider-crank (first impact at ~0.2 ms), tight tolerances so that the
 # finite differences are not drowned by the adaptive stepping's noise.
@@ -16,7 +16,7 @@ DIFFERENTIATED = ("pin.max_penetration", "pin.max_normal_force")
 STEPS = {"joints.pin.clearance": 2e-8, "joints.pin.contact.restitution": 1e-4}  # SI, central differences
 # The restitution does not move the first contact onset: derivatives agree to the solve's
 # accuracy. The clearance moves the onset, where the impact memory's rate switches
-# discontinuously (model/memory.py); differentiating the event-free solve misses that
+# discontinuously (model/contact/memory.py); differentiating the event-free solve misses that
 # switch's saltation term (tests/model/test_gradients.py, docs/integration.md), measured
 # here as several percent. (For the same reason `first_impact_velocity`, read from the impact
 # memory captured at the onset, has a zero derivative with respect to the clearance while its

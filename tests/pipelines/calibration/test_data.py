@@ -14,7 +14,7 @@ from pipelines.calibration.setup import load_calibration
 from pipelines.cli import main
 from pipelines.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.helpers import REPOSITORY as REPO
 
 
 def write(path: Path, frame: pd.DataFrame) -> Path:

@@ -20,7 +20,7 @@ from pipelines.calibration.setup import load_calibration
 from pipelines.calibration.synthesize import synthesize
 from pipelines.cli import main
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.helpers import REPOSITORY as REPO
 TRUTH = {"joints.pin.contact.restitution": 0.9, "joints.pin.contact.stiffness": 6.6e10}
 SHORT = ['simulation.t_end="1 ms"']
 # Stated recovery tolerance from the spec's starting values (e: 0.6, 33 % off; K: 3e10,

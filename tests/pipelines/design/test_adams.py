@@ -11,7 +11,7 @@ from pipelines.config import load_mechanism
 from pipelines.design import adams
 from pipelines.design.adams import ImpactVelocity, adams_parameters, write_adams_files
 
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
+from tests.helpers import CONFIGS
 SPEC = CONFIGS / "flores_slider_crank.toml"
 SEED000_STIFFNESS = ["--set", 'joints.pin.contact.stiffness="2.5e8 N/m^1.5"']
 

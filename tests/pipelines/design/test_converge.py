@@ -10,7 +10,7 @@ from pipelines.cli import main
 from pipelines.design.converge import ConvergenceOptions, relative_change, stiffness_levels
 from pipelines.errors import ConfigError
 
-SPEC = Path(__file__).resolve().parents[3] / "configs" / "flores_slider_crank.toml"
+from tests.helpers import FLORES as SPEC
 
 
 def test_levels_run_from_the_start_factor_to_the_configured_stiffness():

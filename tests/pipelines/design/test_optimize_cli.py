@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.cli import main
 
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
+from tests.helpers import CONFIGS
 SPEC = CONFIGS / "optimize_example.toml"
 
 

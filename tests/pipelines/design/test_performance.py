@@ -17,7 +17,7 @@ from pipelines.design.performance import (
     trajectory_metrics,
 )
 
-SPEC = Path(__file__).resolve().parents[3] / "configs" / "flores_slider_crank.toml"
+from tests.helpers import FLORES as SPEC
 
 
 def test_smooth_max_bounds_the_max():

@@ -9,7 +9,7 @@ import pytest
 from pipelines.design.problem import load_design_problem
 from pipelines.errors import ConfigError
 
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
+from tests.helpers import CONFIGS
 SPEC = CONFIGS / "optimize_example.toml"
 
 

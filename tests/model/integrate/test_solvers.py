@@ -10,8 +10,9 @@ import pytest
 import model
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import FLORES
 
-CONFIG = pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml"
+CONFIG = FLORES
 # The first contact begins at ~0.22 ms and lasts ~0.06 ms: 0.35 ms covers it whole.
 WINDOW = dict(t_end=3.5e-4, output_interval=1e-6)
 RTOL, ATOL = 1e-6, 1e-9

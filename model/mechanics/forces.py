@@ -11,9 +11,9 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .constraints import body_pose, point_position
-from .contact import normal_force
-from .friction import friction_force
-from .geometry import ContactKinematics, clearance_kinematics, cross2, perp, rotation
+from ..contact.normal import normal_force
+from ..contact.friction import friction_force
+from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotation
 from .mechanism import GROUND, ClearanceJoint, Mechanism
 
 

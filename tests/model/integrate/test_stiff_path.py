@@ -14,11 +14,10 @@ import model
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
 
-simulate_module = __import__("model.simulate", fromlist=["StageChord"])
-StageChord = simulate_module.StageChord
-make_solver = simulate_module.make_solver
+from model.integrate import StageChord, make_solver
+from tests.helpers import FLORES
 
-CONFIG = pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml"
+CONFIG = FLORES
 LAMBDA = 1e4  # 1/s: stiff relaxation of the test problem
 
 
@@ -99,7 +98,7 @@ def test_placeholder_jacobian_is_not_evaluated():
     """diffrax opens each step with ``root_finder.init`` at a zero diagonal (a placeholder
     that ESDIRKs overwrite): StageChord answers ``-I`` without the ``jacfwd``. A relation
     whose Jacobian is NaN shows which branch ran."""
-    from model.simulate import StageChord
+    from model.integrate.chord import StageChord
 
     chord = StageChord(rtol=1e-6, atol=1e-9)
     y = jnp.ones(3)

@@ -12,13 +12,13 @@ from jaxtyping import Array, Float
 
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
 from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics
-from .memory import impact_memory_rate
+from ..contact.memory import impact_memory_rate
 from .mechanism import GROUND, Mechanism
 
 
 class State(NamedTuple):
     """ODE state: coordinates (m, rad), velocities, one impact memory per clearance joint
-    (m/s, see ``model/memory.py``) and the work done by the drivers (J)."""
+    (m/s, see ``model/contact/memory.py``) and the work done by the drivers (J)."""
 
     q: Float[Array, " coords"]
     qd: Float[Array, " coords"]
@@ -165,7 +165,7 @@ def initial_state(mechanism: Mechanism) -> State:
     each clearance joint held ideal at its initial eccentricity. Velocities
     (``"from_drivers"``): the minimum-norm solution of ``Phi_q qd = -Phi_t`` for that same
     constraint set, i.e. the ideal-joint velocities. The impact memory starts at the
-    current normal rate (``model/memory.py``).
+    current normal rate (``model/contact/memory.py``).
     """
     pinned = mechanism.idealised(with_offsets=True)
     q0 = project_positions(pinned, mechanism.initial_positions)

@@ -24,7 +24,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
-from .contact import step
+from .normal import step
 
 FRICTION_LAWS = ("none", "coulomb_tanh", "ambrosio", "static_dynamic")
 

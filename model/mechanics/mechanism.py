@@ -17,9 +17,9 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .contact import ContactLaw
-from .friction import FrictionLaw
-from .stiffness import hertz_pin_stiffness
+from ..contact.normal import ContactLaw
+from ..contact.friction import FrictionLaw
+from ..contact.stiffness import hertz_pin_stiffness
 
 GROUND = -1
 

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import model
-from model.dynamics import flat_vector_field, flatten_state
-from model.simulate import make_controller, make_solver
-from model.step_bound import open_joint_step_bound
-from model.timescales import REFERENCE_PENETRATION_SHARE
+from model.mechanics.dynamics import flat_vector_field, flatten_state
+from model.integrate.solve import make_controller, make_solver
+from model.integrate.step_bound import open_joint_step_bound
+from model.integrate.timescales import REFERENCE_PENETRATION_SHARE
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 SHARE = 0.2
 SIMULATE = jax.jit(model.simulate, static_argnums=1)
 
@@ -49,7 +49,7 @@ def test_bound_follows_the_contact_state(flores_steps):
     mechanism, _, _, ys = flores_steps
     joints = len(mechanism.clearance_joints)
     bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys))
-    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.dynamics.unflatten_state(y, joints)).contact)(ys)
+    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.mechanics.dynamics.unflatten_state(y, joints)).contact)(ys)
     gap, speed = -np.asarray(contact.penetration[:, 0]), np.asarray(contact.normal_rate[:, 0])
     period = float(model.contact_periods(mechanism)[0])
     clearance = float(mechanism.clearance_joints[0].clearance)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import model
-from model.constraints import constraint_jacobian, constraints
-from model.mechanism import GROUND, Driver, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
+from model.mechanics.constraints import constraint_jacobian, constraints
+from model.mechanics.mechanism import GROUND, Driver, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
 
 a = jnp.asarray
 

@@ -1,5 +1,5 @@
 """A step that leaves the vector field's domain is rejected and retried shorter
-(``model.step_guard.RejectNonFinite``), instead of turning the step size into NaN."""
+(``model.integrate.step_guard.RejectNonFinite``), instead of turning the step size into NaN."""
 
 import pathlib
 
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 import model
-from model.dynamics import flat_vector_field, flatten_state
-from model.simulate import make_controller, make_solver
-from model.step_bound import OpenJointStepBound
-from model.step_guard import RejectNonFinite
+from model.mechanics.dynamics import flat_vector_field, flatten_state
+from model.integrate.solve import make_controller, make_solver
+from model.integrate.step_bound import OpenJointStepBound
+from model.integrate.step_guard import RejectNonFinite
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 PID = diffrax.PIDController(rtol=1e-8, atol=1e-10, pcoeff=0.3, icoeff=0.4)
 FRESH = (jnp.array(1.0), jnp.array(1.0), jnp.array(False))  # PID state of a new solve
 

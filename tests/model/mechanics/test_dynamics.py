@@ -10,8 +10,8 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CRANK, CONROD = 0.05, 0.12  # m, Flores slider-crank
 
 
@@ -139,7 +139,7 @@ def test_clearance_converges_to_ideal(flores):
 def test_flat_state_is_the_same_field(flores):
     """The integrators step ``flatten_state`` vectors: the round trip is exact (also with
     batch axes) and the flat field is the pytree field, flattened, at a state in contact."""
-    from model.dynamics import flat_vector_field, flatten_state, unflatten_state
+    from model.mechanics.dynamics import flat_vector_field, flatten_state, unflatten_state
 
     _, mechanism = flores
     joints = len(mechanism.clearance_joints)

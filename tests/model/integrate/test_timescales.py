@@ -13,8 +13,9 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism
 from pipelines.config import load_mechanism
+from tests.helpers import FLORES
 
-CONFIG = pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml"
+CONFIG = FLORES
 RESTITUTION = ("joints.pin.contact.restitution",)
 
 
@@ -47,7 +48,7 @@ def test_laws_without_restitution_count_as_lossless(flores):
     contact = flores.clearance_joints[0].contact
     hertz = eqx.tree_at(lambda m: m.clearance_joints[0].contact, flores, dataclasses.replace(contact, model="hertz"))
     low, high = (float(model.relative_solve_cost(with_restitution(hertz, e))) for e in (0.3, 0.9))
-    assert low == high == pytest.approx(1.0 / (float(model.contact_periods(hertz)[0]) * (1 - model.timescales.LOSSLESS_RESTITUTION)))
+    assert low == high == pytest.approx(1.0 / (float(model.contact_periods(hertz)[0]) * (1 - model.integrate.timescales.LOSSLESS_RESTITUTION)))
 
 
 def test_cost_is_pure_jax(flores):

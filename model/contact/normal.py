@@ -1,7 +1,7 @@
 """Normal contact force laws of a compliant (penalty) contact.
 
 Every law maps the penetration ``delta`` (m), its rate ``delta_dot`` (m/s, > 0 closing) and
-the impact-velocity memory (m/s, see ``model/memory.py``) to a normal force ``F_n`` (N) with
+the impact-velocity memory (m/s, see ``model/contact/memory.py``) to a normal force ``F_n`` (N) with
 
 - ``F_n = 0`` while apart (``delta <= 0``),
 - ``F_n >= 0`` always: a dissipative term may never pull the bodies together, so the sum is
@@ -14,7 +14,7 @@ Most dissipative laws share the hysteresis form (REFERENCE.md §2)::
     F_n = K delta^n [1 + chi(e) delta_dot / delta_dot_minus]
 
 with ``chi`` from :func:`hysteresis_factor` and ``delta_dot_minus`` the closing speed at the
-onset of the impact, floored at ``impact_velocity_floor`` (``model.memory.impact_velocity``)
+onset of the impact, floored at ``impact_velocity_floor`` (``model.contact.memory.impact_velocity``)
 so that persistent contact does not blow the damping term up.
 
 Sources: seed 000 §2.2 (Hertz, Lankarani–Nikravesh, Kelvin–Voigt), seed 003 §3.3.3 (ADAMS
@@ -24,7 +24,7 @@ Gonthier, McPhee, Lange & Piedboeuf, Multibody Syst. Dyn. 11 (2004); Hu & Guo, M
 Syst. Dyn. 35 (2015). The ``chi`` table follows the reviews of Machado et al., Mech. Mach.
 Theory 53 (2012) and Corral et al., Nonlinear Dyn. 104 (2021); the HC, LN, Flores and
 Gonthier factors were confirmed against a retrieved secondary table, and every factor is
-checked numerically with ``model/impact1d.py`` (see ``docs/contact_models.md``).
+checked numerically with ``model/contact/impact1d.py`` (see ``docs/contact_models.md``).
 """
 
 from collections.abc import Callable
@@ -80,7 +80,7 @@ class ContactLaw(eqx.Module):
     **Fields:**
 
     - ``model``: one of :data:`NORMAL_FORCE_LAWS` (static: selects the code path).
-    - ``stiffness``: ``K`` in ``N/m^exponent`` (see ``model/stiffness.py``).
+    - ``stiffness``: ``K`` in ``N/m^exponent`` (see ``model/contact/stiffness.py``).
     - ``exponent``: ``n``; 1.5 for Hertz point/pin contact, 10/9 for Palmgren line contact.
     - ``restitution``: coefficient of restitution ``e`` in (0, 1]; ignored by ``hertz`` and
       ``kelvin_voigt``.
@@ -88,7 +88,7 @@ class ContactLaw(eqx.Module):
       of ``K``. Only ``kelvin_voigt`` uses it.
     - ``penetration_max``: ADAMS IMPACT ``d_max`` (m): the damping ramps in by STEP over
       ``[0, d_max]``. Only ``adams_impact`` uses it.
-    - ``impact_velocity_floor``: lower bound (m/s) on ``delta_dot_minus`` (``model/memory.py``).
+    - ``impact_velocity_floor``: lower bound (m/s) on ``delta_dot_minus`` (``model/contact/memory.py``).
     """
 
     model: str = eqx.field(static=True)

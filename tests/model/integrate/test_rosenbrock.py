@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import model
-from model.rosenbrock import RODAS4, RODAS5P, AbstractRosenbrock, Rodas4, Rodas5P
-from model.simulate import SOLVERS, STIFF_SOLVERS
+from model.integrate.rosenbrock import RODAS4, RODAS5P, AbstractRosenbrock, Rodas4, Rodas5P
+from model.integrate.settings import SOLVERS, STIFF_SOLVERS
 from pipelines.config import SolverName
+from tests.helpers import FLORES
 
 SOLVER_CLASSES = {"rodas4": (Rodas4, RODAS4), "rodas5p": (Rodas5P, RODAS5P)}
 
@@ -113,7 +114,7 @@ def test_gradient_through_simulate_matches_finite_differences():
     from pipelines.build import ParameterMap, build_mechanism, solver_settings
     from pipelines.config import load_mechanism
 
-    config = load_mechanism(pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml")
+    config = load_mechanism(FLORES)
     mechanism = build_mechanism(config)
     # 0.3 ms covers the first impact (onset ~0.22 ms). The error control does not see the
     # sensitivities: without a step cap the derivative of the discrete solution is off by

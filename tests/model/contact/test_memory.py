@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import model
-from model.memory import impact_memory_rate, impact_velocity
+from model.contact.memory import impact_memory_rate, impact_velocity
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def test_memory_tracks_while_apart_and_freezes_in_contact():

@@ -19,9 +19,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .dynamics import unflatten_state
-from .forces import joint_kinematics
-from .mechanism import Mechanism
+from ..mechanics.dynamics import unflatten_state
+from ..mechanics.forces import joint_kinematics
+from ..mechanics.mechanism import Mechanism
 from .step_guard import AbstractWrappedController
 from .timescales import REFERENCE_PENETRATION_SHARE, contact_periods
 
@@ -49,7 +49,7 @@ class OpenJointStepBound(AbstractWrappedController):
     starts with an open clearance joint to :func:`open_joint_step_bound`.
 
     ``args`` of the solve must be the :class:`Mechanism` and the state the flat vector of
-    :func:`model.dynamics.flatten_state`.
+    :func:`model.mechanics.dynamics.flatten_state`.
     """
 
     controller: diffrax.AbstractAdaptiveStepSizeController

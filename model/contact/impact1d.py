@@ -4,7 +4,7 @@ Body 1 (mass ``m1``) at ``x1`` moves towards body 2 (``m2``, at ``x2``, at rest)
 approach speed ``v``; the penetration is ``delta = x1 - x2`` and its rate
 ``delta_dot = v1 - v2``. The contact force ``F_n = normal_force(law, delta, delta_dot, m)``
 pushes them apart (``-F_n`` on body 1, ``+F_n`` on body 2). The impact memory ``m`` is an
-extra state driven by ``model.memory.impact_memory_rate`` with the normal acceleration
+extra state driven by ``model.contact.memory.impact_memory_rate`` with the normal acceleration
 ``d(delta_dot)/dt = a1 - a2``, started at the approach speed, exactly as the planar engine
 carries it, so this also tests the memory.
 
@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
-from .contact import ContactLaw, normal_force
+from .normal import ContactLaw, normal_force
 from .memory import impact_memory_rate
 
 # Integration settings: the contact period T ~ 2 pi sqrt(m_eff/K_lin) sets every scale.

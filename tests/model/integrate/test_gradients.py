@@ -12,15 +12,16 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import FLORES
 
-CONFIG = pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml"
+CONFIG = FLORES
 PATHS = ("joints.pin.contact.restitution", "bodies.slider.mass", "joints.pin.clearance")
 WINDOW = dict(t_end=3.0e-4, output_interval=5e-6, solver="tsit5")
 TIGHT = dict(rtol=1e-11, atol=1e-14)  # finite differences need a nearly exact solve
 AD = dict(rtol=1e-9, atol=1e-12)
 RELATIVE_STEP = 1e-5
 # Measured: all three derivatives within 7e-6 of the finite differences. The clearance,
-# which moves the contact onset, needed the smoothed memory switch (model/memory.py): with
+# which moves the contact onset, needed the smoothed memory switch (model/contact/memory.py): with
 # a hard switch it was 2.5 % off (the missed saltation term).
 AGREEMENT = 1e-4
 # forward and reverse differentiate the same adaptive solve; measured 1.1e-5 apart

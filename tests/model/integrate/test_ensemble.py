@@ -13,8 +13,9 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
+from tests.helpers import FLORES
 
-CONFIG = pathlib.Path(__file__).resolve().parents[2] / "configs" / "flores_slider_crank.toml"
+CONFIG = FLORES
 # 0.4 ms: the first impact (~0.23 ms) and its rebound; points differ 2x in steps.
 SETTINGS = dict(t_end=4e-4, output_interval=1e-5)
 CLEARANCES = np.array([0.1e-3, 0.2e-3, 0.3e-3, 0.5e-3, 0.15e-3])

@@ -33,9 +33,9 @@ import jax.numpy as jnp
 from diffrax._term import WrapTerm
 from jaxtyping import Array, Float, Int, PyTree
 
-from .dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
-from .mechanism import Mechanism
-from .simulate import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
+from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
+from ..mechanics.mechanism import Mechanism
+from .solve import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
 
 _SUCCESS = 0
 _MAX_STEPS_REACHED = int(diffrax.RESULTS.max_steps_reached._value)
@@ -50,7 +50,7 @@ class _Lane(eqx.Module):
     mechanism: Mechanism
     tprev: Float[Array, ""]
     tnext: Float[Array, ""]
-    y: Float[Array, " n"]  # flattened state (model.dynamics.flatten_state)
+    y: Float[Array, " n"]  # flattened state (model.mechanics.dynamics.flatten_state)
     solver_state: PyTree
     controller_state: PyTree
     save_index: Int[Array, ""]  # first output time not saved yet

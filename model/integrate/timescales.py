@@ -3,8 +3,8 @@
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .contact import LAWS_WITHOUT_RESTITUTION
-from .mechanism import GROUND, Mechanism
+from ..contact.normal import LAWS_WITHOUT_RESTITUTION
+from ..mechanics.mechanism import GROUND, Mechanism
 
 # Penetration at which the Hertz law is linearised, as a share of the clearance. Peak
 # penetrations in the benchmark cases are 1-15 % of c; 1 % gives a conservative
@@ -42,7 +42,7 @@ def relative_solve_cost(mechanism: Mechanism) -> Float[Array, ""]:
     (:func:`contact_periods`), and rebounds against a steady load repeat with approach speeds
     falling as ``e^k``, so the impacts above a given speed number about
     ``ln(v_0 / v_min) / ln(1 / e) ~ 1 / (1 - e)``. Laws that ignore the restitution
-    (:data:`model.contact.LAWS_WITHOUT_RESTITUTION`) and ``e > LOSSLESS_RESTITUTION`` count
+    (:data:`model.contact.normal.LAWS_WITHOUT_RESTITUTION`) and ``e > LOSSLESS_RESTITUTION`` count
     as ``e = LOSSLESS_RESTITUTION``. On the 16 x 16 Flores clearance x restitution grid its
     rank correlation with the measured step counts is 0.71 (docs/BENCHMARKS.md §1).
     """

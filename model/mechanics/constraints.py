@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .geometry import perp, rotation
+from ..geometry.planar import perp, rotation
 from .mechanism import GROUND, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
 
 

@@ -1,0 +1,127 @@
+"""Time integration with diffrax: solver and controller factories, ``solve`` and ``simulate``.
+
+:func:`simulate` is a pure function of the :class:`~model.Mechanism` pytree, so
+``jax.jit``, ``jax.vmap`` (parameter sweeps) and ``jax.grad``/``jax.jvp`` (calibration,
+design) go straight through it. The solver settings are static.
+"""
+
+from __future__ import annotations
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from diffrax import CalculateJacobian
+from jaxtyping import ArrayLike
+
+from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
+from ..mechanics.mechanism import Mechanism
+from .chord import root_finder
+from .settings import EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, SOLVERS, SolverSettings
+from .step_bound import OpenJointStepBound
+from .step_guard import RejectNonFinite
+from .trajectory import Trajectory, trajectory_from_states
+
+
+def _terms(solver_name: str, field):
+    if solver_name.startswith("kencarp"):
+        # IMEX solvers take (explicit, implicit) parts; treating the whole field
+        # implicitly keeps the contact stiffness in the Newton iteration.
+        zero = diffrax.ODETerm(lambda t, y, args: jax.tree_util.tree_map(jnp.zeros_like, y))
+        return diffrax.MultiTerm(zero, diffrax.ODETerm(field))
+    return diffrax.ODETerm(field)
+
+
+def _adjoint(name: str):
+    if name == "forward":
+        return diffrax.ForwardMode()
+    if name == "checkpoint":
+        return diffrax.RecursiveCheckpointAdjoint()
+    raise ValueError(f"unknown adjoint {name!r} (checkpoint | forward)")
+
+
+def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: ArrayLike | None = None):
+    """The diffrax solver of ``settings`` (``rtol``/``atol`` override the settings' ones
+    for the root finder; they may be traced arrays)."""
+    if settings.solver not in SOLVERS:
+        raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
+                         "with model.resolve_solver before simulating")
+    solver_class = SOLVERS[settings.solver]
+    if settings.solver in EXPLICIT_SOLVERS or settings.solver in ROSENBROCK_SOLVERS:
+        return solver_class()
+    if settings.jacobian not in JACOBIAN_MODES:
+        raise ValueError(f"unknown jacobian mode {settings.jacobian!r}; choose from {JACOBIAN_MODES}")
+    if settings.jacobian == "stage":
+        # a subclass is the only way to change diffrax's class-level Jacobian schedule
+        solver_class = type(solver_class.__name__ + "EveryStage", (solver_class,),
+                            {"calculate_jacobian": CalculateJacobian.every_stage})
+    rtol = settings.rtol if rtol is None else rtol
+    atol = settings.atol if atol is None else atol
+    return solver_class(root_finder=root_finder(settings, rtol, atol), root_find_max_steps=settings.root_max_steps)
+
+
+def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None
+                    ) -> diffrax.AbstractAdaptiveStepSizeController:
+    """The step-size controller of ``settings``: a ``diffrax.PIDController`` (``dtmax`` in
+    seconds) that rejects a step whose candidate state or error estimate is not finite
+    (:class:`model.integrate.step_guard.RejectNonFinite`), wrapped in
+    :class:`model.integrate.step_bound.OpenJointStepBound` when ``dtmax_contact_share`` is set and
+    the mechanism has clearance joints."""
+    controller = RejectNonFinite(diffrax.PIDController(
+        rtol=settings.rtol if rtol is None else rtol,
+        atol=settings.atol if atol is None else atol,
+        dtmax=settings.dtmax,
+        pcoeff=settings.pcoeff,
+        icoeff=settings.icoeff,
+    ))
+    if settings.dtmax_contact_share is None or not mechanism.clearance_joints:
+        return controller
+    return OpenJointStepBound(controller, settings.dtmax_contact_share)
+
+
+def solve(
+    mechanism: Mechanism,
+    settings: SolverSettings,
+    y0: State | None = None,
+    rtol: ArrayLike | None = None,
+    atol: ArrayLike | None = None,
+) -> diffrax.Solution:
+    """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``.
+
+    The integrator steps the flattened state (:func:`model.mechanics.dynamics.flat_vector_field`);
+    the returned solution's ``ys`` is a :class:`State` again.
+    ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
+    work-precision sweep compiles once per solver.
+    """
+    y0 = initial_state(mechanism) if y0 is None else y0
+    solution = diffrax.diffeqsolve(
+        _terms(settings.solver, flat_vector_field),
+        make_solver(settings, rtol, atol),
+        t0=0.0,
+        t1=(settings.num_outputs - 1) * settings.output_interval,
+        dt0=None,
+        y0=flatten_state(y0),
+        args=mechanism,
+        saveat=diffrax.SaveAt(ts=settings.output_times()),
+        stepsize_controller=make_controller(mechanism, settings, rtol, atol),
+        max_steps=settings.max_steps,
+        adjoint=_adjoint(settings.adjoint),
+        throw=False,
+    )
+    return eqx.tree_at(lambda s: s.ys, solution, unflatten_state(solution.ys, len(mechanism.clearance_joints)))
+
+
+def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | None = None,
+             atol: ArrayLike | None = None) -> Trajectory:
+    """Solve and post-process: accelerations, contact forces and driver torques at every
+    output time, from the saved states (no extra integration).
+
+    A failed solve (``max_steps`` reached, step size collapse, Newton failure) returns a
+    non-zero ``result`` and the states diffrax leaves after the failure (``inf``); it
+    never raises under ``jit``. ``rtol``/``atol``: see :func:`solve`.
+    """
+    solution = solve(mechanism, settings, rtol=rtol, atol=atol)
+    return trajectory_from_states(
+        mechanism, solution.ts, solution.ys, solution.stats["num_steps"], solution.stats["num_rejected_steps"],
+        solution.result._value,
+    )

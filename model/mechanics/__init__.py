@@ -1,0 +1,26 @@
+"""Planar multibody mechanics in absolute coordinates: the mechanism as data, ideal-joint
+constraints, applied and contact forces, and the equations of motion."""
+
+from .constraints import constraint_jacobian as constraint_jacobian
+from .constraints import constraints as constraints
+from .constraints import point_position as point_position
+from .dynamics import Evaluation as Evaluation
+from .dynamics import State as State
+from .dynamics import evaluate as evaluate
+from .dynamics import flat_vector_field as flat_vector_field
+from .dynamics import flatten_state as flatten_state
+from .dynamics import initial_state as initial_state
+from .dynamics import kinetic_energy as kinetic_energy
+from .dynamics import project_positions as project_positions
+from .dynamics import unflatten_state as unflatten_state
+from .dynamics import vector_field as vector_field
+from .forces import ContactState as ContactState
+from .forces import contact_forces as contact_forces
+from .forces import joint_kinematics as joint_kinematics
+from .mechanism import GROUND as GROUND
+from .mechanism import ClearanceJoint as ClearanceJoint
+from .mechanism import Driver as Driver
+from .mechanism import FixedJoint as FixedJoint
+from .mechanism import Mechanism as Mechanism
+from .mechanism import PrismaticJoint as PrismaticJoint
+from .mechanism import RevoluteJoint as RevoluteJoint

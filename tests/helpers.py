@@ -1,0 +1,30 @@
+"""Helpers shared by the test modules: where the shipped configs are, and small config
+files written into a test's temporary folder."""
+
+import shutil
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+CONFIGS = REPOSITORY / "configs"
+FLORES = CONFIGS / "flores_slider_crank.toml"
+
+SWEEP = """base = "flores_slider_crank.toml"
+[sweep]
+{sweep}
+{parameters}
+[simulation]
+t_end = "2 ms"
+"""
+
+CLEARANCE_RANGE = 'path = "joints.pin.clearance"\nrange = ["0.1 mm", "0.5 mm"]'
+RESTITUTION_RANGE = 'path = "joints.pin.contact.restitution"\nrange = [0.5, 0.95]'
+
+
+def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep.toml") -> Path:
+    """A sweep config beside a copy of the Flores mechanism; each parameter is the body of
+    a [[sweep.parameters]] table."""
+    shutil.copy(FLORES, tmp_path)
+    path = tmp_path / name
+    tables = "\n".join(f"[[sweep.parameters]]\n{body}" for body in parameters)
+    path.write_text(SWEEP.format(sweep=sweep, parameters=tables))
+    return path
