@@ -40,3 +40,4 @@ from .timescales import contact_periods, relative_solve_cost
 from .step_bound import OpenJointStepBound, open_joint_step_bound
 from .step_guard import RejectNonFinite
 from .solver_choice import AUTO_SOLVER, resolve_solver
+from .lubrication import BEARING_MODELS, Lubrication, film_force, film_motion, solve_reynolds

@@ -45,6 +45,7 @@ ContactModel = Literal[
     "hertz", "kelvin_voigt", "hunt_crossley", "lankarani_nikravesh", "flores", "gonthier", "hu_guo", "adams_impact"
 ]
 FrictionModel = Literal["none", "coulomb_tanh", "ambrosio", "static_dynamic"]
+BearingModel = Literal["short_bearing", "long_bearing", "finite_bearing"]
 SolverName = Literal[
     "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5",
     "rodas4", "rodas5p",
@@ -140,6 +141,8 @@ NonNegativeNumber = _quantity("dimensionless", ge=0.0)
 Restitution = _quantity("dimensionless", gt=0.0, le=1.0)
 PoissonRatio = _quantity("dimensionless", gt=-1.0, lt=0.5)
 Rate = _quantity("rate", ge=0.0, plain_number_unit=True)
+Viscosity = _quantity("viscosity", gt=0.0)
+EccentricityRatio = _quantity("dimensionless", gt=0.0, lt=1.0)
 
 Vector = Annotated[tuple[Length, Length], SIUnit("m")]
 Points = Annotated[tuple[tuple[Length, Length], tuple[Length, Length]], SIUnit("m")]
@@ -248,6 +251,33 @@ class Friction(Section):
         return self.coefficient if self.static_coefficient is None else self.static_coefficient
 
 
+class Lubrication(Section):
+    """Oil film of a revolute clearance joint (docs/lubrication.md).
+
+    ``transition``: the eccentricity ratio ``eps_0`` where the film force starts to level
+    off, or ``[eps_0, eps_1]`` with the ratio ``eps_1`` it levels off at (default: halfway
+    from ``eps_0`` to the wall).
+    """
+
+    model: BearingModel = "finite_bearing"
+    viscosity: Viscosity
+    length: PositiveLength
+    transition: Union[EccentricityRatio, tuple[EccentricityRatio, EccentricityRatio]] = 0.95
+
+    @model_validator(mode="after")
+    def _ordered_transition(self) -> "Lubrication":
+        if isinstance(self.transition, tuple) and not self.transition[0] < self.transition[1]:
+            raise FieldError(["transition"], f"needs eps_0 < eps_1, got {list(self.transition)}")
+        return self
+
+    @property
+    def transition_ratios(self) -> tuple[float, float]:
+        """``(eps_0, eps_1)``."""
+        if isinstance(self.transition, tuple):
+            return self.transition
+        return self.transition, 0.5 * (1.0 + self.transition)
+
+
 class RevoluteJoint(Section):
     """An ideal pin; ``points`` are the pin in each body's frame."""
 
@@ -300,6 +330,7 @@ class RevoluteClearanceJoint(Section):
     initial_eccentricity: Vector = (0.0, 0.0)
     contact: Contact
     friction: Friction = Friction()
+    lubrication: Lubrication | None = None
 
     @property
     def journal_radius(self) -> float:
@@ -716,6 +747,8 @@ def _error_message(error: Mapping[str, Any]) -> tuple[str, list[str]]:
     cause = context.get("error")
     if isinstance(cause, FieldError):
         return str(cause), list(cause.key)
+    if kind == "extra_forbidden" and error["loc"][-1] == "lubrication":
+        return "only a revolute_clearance joint takes a lubrication table", []
     if kind == "extra_forbidden":
         return _unknown_key_message(error["loc"]), []
     if kind == "missing":
