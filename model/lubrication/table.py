@@ -11,7 +11,7 @@ is the strongest singularity of the film force as ``eps -> 1`` (the squeeze term
 short and long bearings) and ``lambda^2 / (1 + lambda^2)`` carries the short-bearing
 ``L^3`` scaling for small ``L/D`` and the long-bearing ``L`` scaling for large ``L/D``.
 
-Regenerate (about 3 min on two CPU cores)::
+Regenerate (about 11 min on two busy CPU cores)::
 
     python -m model.lubrication.table
 """
