@@ -43,7 +43,7 @@ def load_table() -> dict[str, np.ndarray]:
     spacing = u[1] - u[0]
     mirrored_u = -np.log1p(-np.expm1(spacing))  # u of |eps| for the ghost at u = -spacing
     half_turn = len(beta) // 2  # beta + pi is a node: the beta grid has an even count
-    weights = np.asarray(_catmull_rom(jnp.asarray((mirrored_u - u[1]) / spacing)))
+    weights = _catmull_rom((mirrored_u - u[1]) / spacing, np)  # numpy: may run inside a jit trace
     mirrored = np.einsum("j,ljbc->lbc", weights, values[:, 0:4])
     below = -np.roll(mirrored, -half_turn, axis=1)[:, None]
     above = (3 * values[:, -1] - 3 * values[:, -2] + values[:, -3])[:, None]
@@ -58,10 +58,10 @@ def _extended(nodes: np.ndarray) -> np.ndarray:
     return np.concatenate([[nodes[0] - spacing], nodes, [nodes[-1] + spacing]])
 
 
-def _catmull_rom(fraction: Float[Array, ""]) -> Float[Array, "4"]:
+def _catmull_rom(fraction: Float[Array, ""], xp=jnp) -> Float[Array, "4"]:
     """Weights of the nodes ``i-1, i, i+1, i+2`` at ``i + fraction`` (Catmull & Rom 1974)."""
     t = fraction
-    return 0.5 * jnp.stack([-t**3 + 2 * t**2 - t, 3 * t**3 - 5 * t**2 + 2, -3 * t**3 + 4 * t**2 + t, t**3 - t**2])
+    return 0.5 * xp.stack([-t**3 + 2 * t**2 - t, 3 * t**3 - 5 * t**2 + 2, -3 * t**3 + 4 * t**2 + t, t**3 - t**2])
 
 
 def _stencil(coordinate, nodes: np.ndarray, periodic: bool):
