@@ -90,7 +90,7 @@ def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
 def _lubrication(lubrication) -> Lubrication | None:
     if lubrication is None:
         return None
-    onset, cap = lubrication.transition_ratios
+    onset, cap = lubrication.transition
     return Lubrication(
         model=lubrication.model,
         viscosity=_array(lubrication.viscosity),

@@ -142,7 +142,30 @@ Restitution = _quantity("dimensionless", gt=0.0, le=1.0)
 PoissonRatio = _quantity("dimensionless", gt=-1.0, lt=0.5)
 Rate = _quantity("rate", ge=0.0, plain_number_unit=True)
 Viscosity = _quantity("viscosity", gt=0.0)
-EccentricityRatio = _quantity("dimensionless", gt=0.0, lt=1.0)
+
+
+def _transition_ratios(value: Any) -> tuple[float, float]:
+    """``eps_0`` or ``[eps_0, eps_1]`` -> ``(eps_0, eps_1)``; ``eps_1`` defaults to ``(1 + eps_0)/2``."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if len(values) not in (1, 2):
+        raise PydanticCustomError("bounds", f"expected one ratio or two, got {value!r}")
+    ratios = []
+    for item in values:
+        try:
+            ratio = quantity_to_si(item, "dimensionless")
+        except UnitError as error:
+            raise PydanticCustomError("quantity", str(error)) from None
+        if not 0.0 < ratio < 1.0:
+            raise PydanticCustomError("bounds", f"eccentricity ratios must be > 0 and < 1, got {value!r}")
+        ratios.append(ratio)
+    if len(ratios) == 1:
+        ratios.append(0.5 * (1.0 + ratios[0]))
+    if not ratios[0] < ratios[1]:
+        raise PydanticCustomError("bounds", f"needs eps_0 < eps_1, got {value!r}")
+    return ratios[0], ratios[1]
+
+
+TransitionRatios = Annotated[tuple[float, float], BeforeValidator(_transition_ratios)]
 
 Vector = Annotated[tuple[Length, Length], SIUnit("m")]
 Points = Annotated[tuple[tuple[Length, Length], tuple[Length, Length]], SIUnit("m")]
@@ -256,26 +279,13 @@ class Lubrication(Section):
 
     ``transition``: the eccentricity ratio ``eps_0`` where the film force starts to level
     off, or ``[eps_0, eps_1]`` with the ratio ``eps_1`` it levels off at (default: halfway
-    from ``eps_0`` to the wall).
+    from ``eps_0`` to the wall); stored as ``(eps_0, eps_1)``.
     """
 
     model: BearingModel = "finite_bearing"
     viscosity: Viscosity
     length: PositiveLength
-    transition: Union[EccentricityRatio, tuple[EccentricityRatio, EccentricityRatio]] = 0.95
-
-    @model_validator(mode="after")
-    def _ordered_transition(self) -> "Lubrication":
-        if isinstance(self.transition, tuple) and not self.transition[0] < self.transition[1]:
-            raise FieldError(["transition"], f"needs eps_0 < eps_1, got {list(self.transition)}")
-        return self
-
-    @property
-    def transition_ratios(self) -> tuple[float, float]:
-        """``(eps_0, eps_1)``."""
-        if isinstance(self.transition, tuple):
-            return self.transition
-        return self.transition, 0.5 * (1.0 + self.transition)
+    transition: TransitionRatios = (0.95, 0.975)
 
 
 class RevoluteJoint(Section):
