@@ -29,7 +29,7 @@ def test_table_reproduces_the_solver_between_nodes():
     solved = np.asarray(solve(points[:, 0], points[:, 1], points[:, 2]))
     interpolated = np.asarray(jax.vmap(tabulated_coefficients)(points[:, 0], points[:, 1], points[:, 2]))
     errors = np.hypot(*(interpolated - solved).T) / np.hypot(*solved.T)
-    assert np.all(errors < 0.02), errors
+    assert np.all(errors < 0.01), errors  # the solver itself is within ~0.7 % of a grid twice as fine
 
 
 def test_table_on_its_nodes_is_the_stored_solution():
