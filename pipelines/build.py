@@ -212,7 +212,8 @@ def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> t
 
         return get, set_
     if section == "joints" and name in mechanism.clearance_names and key in _CLEARANCE_KEYS:
-        if key.startswith("lubrication.") and mechanism.clearance_joints[mechanism.clearance_names.index(name)].lubrication is None:
+        joint = mechanism.clearance_joints[mechanism.clearance_names.index(name)]
+        if key.startswith("lubrication.") and joint.lubrication is None:
             raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
         index, getter = mechanism.clearance_names.index(name), _CLEARANCE_KEYS[key]
         return _tree_leaf(lambda m: getter(m.clearance_joints[index]))

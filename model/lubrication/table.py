@@ -69,9 +69,8 @@ def build_table() -> dict[str, np.ndarray]:
     eps = -np.expm1(-u)
     grid_eps, grid_beta = np.meshgrid(eps, beta, indexing="ij")
     solve = jax.jit(jax.vmap(normalised_coefficients, in_axes=(0, 0, None)))
-    values = np.stack(
-        [np.asarray(solve(grid_eps.ravel(), grid_beta.ravel(), np.exp(ll))).reshape(*grid_eps.shape, 2) for ll in log_lambda]
-    )
+    slices = [solve(grid_eps.ravel(), grid_beta.ravel(), np.exp(ll)) for ll in log_lambda]
+    values = np.stack([np.asarray(values).reshape(*grid_eps.shape, 2) for values in slices])
     return dict(u=u, beta=beta, log_length_ratio=log_lambda, values=values)
 
 

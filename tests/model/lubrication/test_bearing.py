@@ -54,13 +54,14 @@ def test_gradients_finite_at_the_centre_and_at_rest(bearing):
                                    (jnp.array([2e-4, 0.0]), jnp.zeros(2))]:
         gradients = jax.grad(magnitude, argnums=(0, 1))(eccentricity, velocity)
         assert all(np.all(np.isfinite(g)) for g in gradients)
-    at_rest = force_vector(Lubrication(bearing, viscosity=0.4, length=0.02), jnp.zeros(2), jnp.zeros(2), 5e-4, 0.0)
+    at_rest = force_vector(lubrication, jnp.zeros(2), jnp.zeros(2), 5e-4, 0.0)
     np.testing.assert_array_equal(at_rest, 0.0)
 
 
 def test_vmap_over_viscosity_is_linear():
     eccentricity, velocity = jnp.array([1e-4, 2e-4]), jnp.array([0.1, -0.02])
-    forces = jax.jit(jax.vmap(lambda mu: force_vector(Lubrication("finite_bearing", mu, 0.02), eccentricity, velocity, 5e-4)))
+    force = lambda mu: force_vector(Lubrication("finite_bearing", mu, 0.02), eccentricity, velocity, 5e-4)  # noqa: E731
+    forces = jax.jit(jax.vmap(force))
     values = forces(jnp.array([0.1, 0.2, 0.4]))
     np.testing.assert_allclose(values[2], 4 * values[0], rtol=1e-12)
 
@@ -80,14 +81,17 @@ def test_loaded_journal_settles_at_the_static_equilibrium(bearing):
     target_eps = 0.8
     load = float(jnp.linalg.norm(steady_rotation_force(lubrication, target_eps, clearance, omega)))
     # Static solution, independently: |F(eps)| = W by root finding, attitude from the components.
-    magnitude = lambda e: float(jnp.linalg.norm(steady_rotation_force(lubrication, e, clearance, omega))) - load  # noqa: E731
+    def magnitude(eps):
+        return float(jnp.linalg.norm(steady_rotation_force(lubrication, eps, clearance, omega))) - load
+
     static_eps = brentq(magnitude, 0.3, 0.95, xtol=1e-12)
     fx, fy = np.asarray(steady_rotation_force(lubrication, static_eps, clearance, omega))
     static_attitude = np.arctan2(abs(fy), abs(fx))  # angle between load line and line of centres
 
     def field(t, y, args):
         e, v = y[:2], y[2:]
-        return jnp.concatenate([v, (force_vector(lubrication, e, v, clearance, omega) + jnp.array([0.0, -load])) / mass])
+        acceleration = (force_vector(lubrication, e, v, clearance, omega) + jnp.array([0.0, -load])) / mass
+        return jnp.concatenate([v, acceleration])
 
     solution = diffrax.diffeqsolve(
         diffrax.ODETerm(field), diffrax.Kvaerno5(), 0.0, 0.5, 1e-6, jnp.array([1e-7, 0.0, 0.0, 0.0]),

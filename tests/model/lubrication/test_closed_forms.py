@@ -21,9 +21,11 @@ def motion(eps, eps_dot, omega_bar):
 
 def half_film_integrals(z_integrated_pressure, radius):
     """``-R int_pi^2pi P(psi) (cos, sin) dpsi`` by adaptive quadrature."""
-    radial = quad(lambda psi: -radius * z_integrated_pressure(psi) * np.cos(psi), np.pi, 2 * np.pi, epsabs=1e-13, epsrel=1e-12)[0]
-    tangential = quad(lambda psi: -radius * z_integrated_pressure(psi) * np.sin(psi), np.pi, 2 * np.pi, epsabs=1e-13, epsrel=1e-12)[0]
-    return radial, tangential
+    def component(direction):
+        integrand = lambda psi: -radius * z_integrated_pressure(psi) * direction(psi)  # noqa: E731
+        return quad(integrand, np.pi, 2 * np.pi, epsabs=1e-13, epsrel=1e-12)[0]
+
+    return component(np.cos), component(np.sin)
 
 
 @pytest.mark.parametrize("eps, eps_dot, omega_bar", MOTIONS)
@@ -94,7 +96,8 @@ def test_long_bearing_is_the_large_length_limit_of_the_reynolds_solution():
         mid_plane = np.asarray(solution.pressure[:, 0])
         psi = np.arange(240) * 2 * np.pi / 240
         # per unit length (L = 1, mu = R = c = 1, w = 1): F = -6 M int P (cos, sin) dpsi
-        per_length = -6 * eps * (2 * np.pi / 240) * np.array([np.sum(mid_plane * np.cos(psi)), np.sum(mid_plane * np.sin(psi))])
+        sums = np.array([np.sum(mid_plane * np.cos(psi)), np.sum(mid_plane * np.sin(psi))])
+        per_length = -6 * eps * (2 * np.pi / 240) * sums
         closed = np.array(long_bearing_force(motion(eps, 0.0, 1.0), 1.0, 1.0, 1.0, 1.0))
         assert relative_error(closed, per_length) < 2e-3
 

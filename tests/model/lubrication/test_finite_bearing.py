@@ -56,7 +56,5 @@ def test_homogeneous_in_the_motion(eps):
     positively homogeneous)."""
     base = FilmMotion(jnp.asarray(eps), jnp.asarray(3.0), jnp.asarray(-40.0), jnp.zeros(2), jnp.zeros(2))
     double = base._replace(squeeze_rate=6.0, wedge_rate=-80.0)
-    np.testing.assert_allclose(
-        finite_bearing_force(double, 0.1, 0.01, 5e-5, 0.02), 2 * np.array(finite_bearing_force(base, 0.1, 0.01, 5e-5, 0.02)),
-        rtol=1e-12,
-    )
+    doubled = finite_bearing_force(double, 0.1, 0.01, 5e-5, 0.02)
+    np.testing.assert_allclose(doubled, 2 * np.array(finite_bearing_force(base, 0.1, 0.01, 5e-5, 0.02)), rtol=1e-12)

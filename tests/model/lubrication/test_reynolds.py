@@ -31,7 +31,9 @@ def sommerfeld_and_attitude(coefficients, eps):
 
 def test_raimondi_boyd_full_bearing_l_over_d_1():
     eps = jnp.array(list(RAIMONDI_BOYD_L_OVER_D_1))
-    solve = jax.jit(jax.vmap(lambda e: solve_reynolds(e, jnp.pi / 2, 1.0, supply_at_maximum_film=True).force_coefficients))
+    solve = jax.jit(
+        jax.vmap(lambda e: solve_reynolds(e, jnp.pi / 2, 1.0, supply_at_maximum_film=True).force_coefficients)
+    )
     for e, coefficients in zip(np.asarray(eps), np.asarray(solve(eps))):
         sommerfeld, attitude = sommerfeld_and_attitude(coefficients, e)
         published_s, published_phi = RAIMONDI_BOYD_L_OVER_D_1[float(e)]

@@ -54,5 +54,6 @@ def test_total_force_continuous_and_bounded_through_the_wall(bearing):
     film_at_wall = float(force(jnp.array([1.0]))[0])
     film_cap = float(force(jnp.array([CAP]))[0])
     assert abs(film_at_wall) < 3 * abs(film_cap)  # levelled off, not singular
-    slopes = jax.vmap(jax.grad(lambda e: joint_normal_force(e, 2.0, lubrication, law)))(jnp.array([ONSET - 1e-7, ONSET + 1e-7]))
+    slope = jax.grad(lambda e: joint_normal_force(e, 2.0, lubrication, law))
+    slopes = jax.vmap(slope)(jnp.array([ONSET - 1e-7, ONSET + 1e-7]))
     assert float(slopes[0]) == pytest.approx(float(slopes[1]), rel=1e-4)
