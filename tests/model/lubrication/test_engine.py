@@ -19,7 +19,7 @@ CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 def test_film_keeps_the_journal_off_the_wall_and_differentiates():
     config = load_mechanism(CONFIGS / "flores_lubricated.toml", ["simulation.t_end=3 ms"])
     mechanism = build_mechanism(config)
-    settings = solver_settings(config, rtol=1e-9, atol=1e-12)
+    settings = solver_settings(config, rtol=1e-9, atol=1e-12, adjoint="forward")
     _, set_viscosity = parameter_leaf(mechanism, "joints.pin.lubrication.viscosity")
 
     @jax.jit
