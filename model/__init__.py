@@ -7,6 +7,8 @@ Subpackages, one concern each:
 - :mod:`model.geometry` — clearance-joint kinematics;
 - :mod:`model.mechanics` — the mechanism as data, constraints, forces, equations of motion;
 - :mod:`model.integrate` — solvers, ``simulate``, the refilling-lane ensemble, step control;
+- :mod:`model.lubrication` — hydrodynamic journal-bearing forces and their hand-over to
+  dry contact;
 - :mod:`model.metrics` — summary metrics of a trajectory.
 
 Importing this package enables JAX float64 (``model/_config.py``).
@@ -61,6 +63,11 @@ from .integrate import simulate as simulate
 from .integrate import simulate_ensemble as simulate_ensemble
 from .integrate import solve as solve
 from .integrate import solve_ensemble as solve_ensemble
+from .lubrication import BEARING_MODELS as BEARING_MODELS
+from .lubrication import Lubrication as Lubrication
+from .lubrication import film_force as film_force
+from .lubrication import film_motion as film_motion
+from .lubrication import solve_reynolds as solve_reynolds
 from .mechanics import GROUND as GROUND
 from .mechanics import ClearanceJoint as ClearanceJoint
 from .mechanics import Driver as Driver

@@ -17,6 +17,7 @@ import numpy as np
 import model
 from model.contact.normal import ContactLaw
 from model.contact.friction import FrictionLaw
+from model.lubrication import Lubrication
 from model.mechanics.mechanism import (
     GROUND,
     ClearanceJoint,
@@ -82,6 +83,20 @@ def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
         stiffness_factor=_array(contact.stiffness_factor),
         initial_eccentricity=_array(joint.initial_eccentricity),
         hertz=hertz,
+        lubrication=_lubrication(joint.lubrication),
+    )
+
+
+def _lubrication(lubrication) -> Lubrication | None:
+    if lubrication is None:
+        return None
+    onset, cap = lubrication.transition
+    return Lubrication(
+        model=lubrication.model,
+        viscosity=_array(lubrication.viscosity),
+        length=_array(lubrication.length),
+        transition_onset=_array(onset),
+        transition_cap=_array(cap),
     )
 
 
@@ -171,6 +186,8 @@ _CLEARANCE_KEYS: dict[str, Callable[[ClearanceJoint], object]] = {
     "friction.static_coefficient": lambda j: j.friction.static_coefficient,
     "friction.stiction_velocity": lambda j: j.friction.stiction_velocity,
     "friction.dynamic_velocity": lambda j: j.friction.dynamic_velocity,
+    "lubrication.viscosity": lambda j: j.lubrication.viscosity,
+    "lubrication.length": lambda j: j.lubrication.length,
 }
 
 
@@ -195,6 +212,9 @@ def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> t
 
         return get, set_
     if section == "joints" and name in mechanism.clearance_names and key in _CLEARANCE_KEYS:
+        joint = mechanism.clearance_joints[mechanism.clearance_names.index(name)]
+        if key.startswith("lubrication.") and joint.lubrication is None:
+            raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
         index, getter = mechanism.clearance_names.index(name), _CLEARANCE_KEYS[key]
         return _tree_leaf(lambda m: getter(m.clearance_joints[index]))
     if section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):

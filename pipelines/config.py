@@ -45,6 +45,7 @@ ContactModel = Literal[
     "hertz", "kelvin_voigt", "hunt_crossley", "lankarani_nikravesh", "flores", "gonthier", "hu_guo", "adams_impact"
 ]
 FrictionModel = Literal["none", "coulomb_tanh", "ambrosio", "static_dynamic"]
+BearingModel = Literal["short_bearing", "long_bearing", "finite_bearing"]
 SolverName = Literal[
     "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5",
     "rodas4", "rodas5p",
@@ -140,6 +141,31 @@ NonNegativeNumber = _quantity("dimensionless", ge=0.0)
 Restitution = _quantity("dimensionless", gt=0.0, le=1.0)
 PoissonRatio = _quantity("dimensionless", gt=-1.0, lt=0.5)
 Rate = _quantity("rate", ge=0.0, plain_number_unit=True)
+Viscosity = _quantity("viscosity", gt=0.0)
+
+
+def _transition_ratios(value: Any) -> tuple[float, float]:
+    """``eps_0`` or ``[eps_0, eps_1]`` -> ``(eps_0, eps_1)``; ``eps_1`` defaults to ``(1 + eps_0)/2``."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if len(values) not in (1, 2):
+        raise PydanticCustomError("bounds", f"expected one ratio or two, got {value!r}")
+    ratios = []
+    for item in values:
+        try:
+            ratio = quantity_to_si(item, "dimensionless")
+        except UnitError as error:
+            raise PydanticCustomError("quantity", str(error)) from None
+        if not 0.0 < ratio < 1.0:
+            raise PydanticCustomError("bounds", f"eccentricity ratios must be > 0 and < 1, got {value!r}")
+        ratios.append(ratio)
+    if len(ratios) == 1:
+        ratios.append(0.5 * (1.0 + ratios[0]))
+    if not ratios[0] < ratios[1]:
+        raise PydanticCustomError("bounds", f"needs eps_0 < eps_1, got {value!r}")
+    return ratios[0], ratios[1]
+
+
+TransitionRatios = Annotated[tuple[float, float], BeforeValidator(_transition_ratios)]
 
 Vector = Annotated[tuple[Length, Length], SIUnit("m")]
 Points = Annotated[tuple[tuple[Length, Length], tuple[Length, Length]], SIUnit("m")]
@@ -248,6 +274,20 @@ class Friction(Section):
         return self.coefficient if self.static_coefficient is None else self.static_coefficient
 
 
+class Lubrication(Section):
+    """Oil film of a revolute clearance joint (docs/lubrication.md).
+
+    ``transition``: the eccentricity ratio ``eps_0`` where the film force starts to level
+    off, or ``[eps_0, eps_1]`` with the ratio ``eps_1`` it levels off at (default: halfway
+    from ``eps_0`` to the wall); stored as ``(eps_0, eps_1)``.
+    """
+
+    model: BearingModel = "finite_bearing"
+    viscosity: Viscosity
+    length: PositiveLength
+    transition: TransitionRatios = (0.95, 0.975)
+
+
 class RevoluteJoint(Section):
     """An ideal pin; ``points`` are the pin in each body's frame."""
 
@@ -300,6 +340,7 @@ class RevoluteClearanceJoint(Section):
     initial_eccentricity: Vector = (0.0, 0.0)
     contact: Contact
     friction: Friction = Friction()
+    lubrication: Lubrication | None = None
 
     @property
     def journal_radius(self) -> float:
@@ -716,6 +757,8 @@ def _error_message(error: Mapping[str, Any]) -> tuple[str, list[str]]:
     cause = context.get("error")
     if isinstance(cause, FieldError):
         return str(cause), list(cause.key)
+    if kind == "extra_forbidden" and error["loc"][-1] == "lubrication":
+        return "only a revolute_clearance joint takes a lubrication table", []
     if kind == "extra_forbidden":
         return _unknown_key_message(error["loc"]), []
     if kind == "missing":

@@ -34,6 +34,7 @@ SI_UNITS: dict[str, str] = {
     "angular_velocity": "rad/s",
     "damping": "N*s/m",
     "rate": "1/s",
+    "viscosity": "Pa*s",
 }
 
 _SIGNIFICANT_DIGITS = 15  # rounds away pint's float noise: "10 us" -> 1e-05, not 9.999999999999999e-06

@@ -55,6 +55,18 @@ def joint_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
     )
 
 
+def _with_film(joint: ClearanceJoint, q, qd, kin: ContactKinematics, f_normal, f_tangential):
+    """Dry contact and friction plus the oil film (``model/lubrication``), as ``(F_n, F_t)``."""
+    relative_velocity = point_velocity(q, qd, joint.journal_body, joint.journal_point) - point_velocity(
+        q, qd, joint.bearing_body, joint.bearing_point
+    )
+    film = joint.lubrication.film_force(
+        kin.eccentricity, relative_velocity, body_omega(qd, joint.journal_body), body_omega(qd, joint.bearing_body),
+        joint.bearing_radius, joint.clearance,
+    )
+    return joint.lubrication.joint_forces(film, f_normal, f_tangential)
+
+
 def _point_force(q, body: int, point, force) -> Float[Array, " coords"]:
     """Generalised force of ``force`` applied at ground-frame ``point`` of ``body``."""
     generalised = jnp.zeros_like(q)
@@ -79,6 +91,8 @@ def contact_forces(
         kin = joint_kinematics(joint, q, qd)
         f_normal = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, impact_memory[index])
         f_tangential = friction_force(joint.friction, f_normal, kin.slip_velocity)
+        if joint.lubrication is not None:
+            f_normal, f_tangential = _with_film(joint, q, qd, kin, f_normal, f_tangential)
         on_journal = -f_normal * kin.normal - f_tangential * kin.tangent
         generalised = generalised + _point_force(q, joint.journal_body, kin.journal_point, on_journal)
         generalised = generalised + _point_force(q, joint.bearing_body, kin.bearing_point, -on_journal)

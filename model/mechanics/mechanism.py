@@ -81,6 +81,7 @@ class ClearanceJoint(eqx.Module):
     stiffness_factor: Float[Array, ""]
     initial_eccentricity: Float[Array, "2"]  # journal centre minus bearing centre at t = 0 (m)
     hertz: bool = eqx.field(static=True, default=True)
+    lubrication: eqx.Module | None = None  # model.lubrication.Lubrication: oil film, or dry
 
     def stiffness(self) -> Float[Array, ""]:
         """Contact stiffness K (N/m^n)."""

@@ -1,0 +1,38 @@
+"""Lubricated revolute clearance joints: hydrodynamic film forces and their hand-over to
+dry contact (docs/lubrication.md).
+
+- :mod:`.film`: film kinematics of one cross-section (eccentricity ratio, squeeze and
+  wedge rates in the line-of-centres frame);
+- :mod:`.short_bearing`, :mod:`.long_bearing`: closed forms with half-film cavitation;
+- :mod:`.reynolds`: finite-difference Reynolds solver with the Swift-Stieber condition;
+- :mod:`.table`, :mod:`.finite_bearing`: its tabulated solution, interpolated at run time;
+- :mod:`.transition`: saturation of the film near the wall, dry contact beyond;
+- :mod:`.bearing`: :class:`Lubrication`, the parameters a clearance joint carries.
+"""
+
+from .bearing import BEARING_MODELS, Lubrication, film_force
+from .film import FilmMotion, film_motion, to_plane
+from .finite_bearing import finite_bearing_force, tabulated_coefficients
+from .long_bearing import long_bearing_force
+from .reynolds import CAVITATION_CONDITIONS, ReynoldsSolution, solve_reynolds
+from .short_bearing import short_bearing_force
+from .transition import DEFAULT_TRANSITION_ONSET, default_transition_cap, saturated_eccentricity
+
+__all__ = [
+    "BEARING_MODELS",
+    "CAVITATION_CONDITIONS",
+    "DEFAULT_TRANSITION_ONSET",
+    "FilmMotion",
+    "Lubrication",
+    "ReynoldsSolution",
+    "default_transition_cap",
+    "film_force",
+    "film_motion",
+    "finite_bearing_force",
+    "long_bearing_force",
+    "saturated_eccentricity",
+    "short_bearing_force",
+    "solve_reynolds",
+    "tabulated_coefficients",
+    "to_plane",
+]
