@@ -45,6 +45,7 @@ class SliceKinematics(NamedTuple):
     eccentricity: Float[Array, "slices 3"]
     penetration: Float[Array, " slices"]
     normal: Float[Array, "slices 3"]
+    axial: Float[Array, " slices"]  # axial position of the slice along the bearing axis (m)
     contact_point: Float[Array, "slices 3"]
     normal_rate: Float[Array, " slices"]
     slip: Float[Array, "slices 3"]  # tangential relative velocity, journal minus bearing
@@ -76,15 +77,17 @@ def slice_kinematics(
     relative = (velocity(contact_point, journal_position, journal_velocity, journal_omega)
                 - velocity(contact_point, bearing_position, bearing_velocity, bearing_omega))
     slip = relative - jnp.sum(relative * normal, axis=-1)[:, None] * normal
-    return SliceKinematics(eccentricity, penetration, normal, contact_point, normal_rate, slip)
+    return SliceKinematics(eccentricity, penetration, normal, axial, contact_point, normal_rate, slip)
 
 
 def end_forces(slice_forces: Float[Array, "slices 3"], slice_positions: Float[Array, " slices"], length
                ) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
-    """Two forces at ``z = -l/2`` (a) and ``z = +l/2`` (b), normal to the axis, statically
-    equivalent to the slice forces ``f_k`` at ``z_k``: ``F_a + F_b = S`` and
-    ``(l/2)(F_b - F_a) = Z`` with ``S = sum f_k``, ``Z = sum z_k f_k`` (moments about the
-    centre, the forces being normal to the axis)."""
+    """Two forces at ``z = -l/2`` (a) and ``z = +l/2`` (b) on the bearing axis, normal to it,
+    statically equivalent to the slice forces ``f_k`` (normal to the axis) acting on the line
+    of centres at axial positions ``z_k``: ``F_a + F_b = S`` and ``(l/2)(F_b - F_a) = Z`` with
+    ``S = sum f_k``, ``Z = sum z_k f_k`` (moments about the bearing's centre: a force normal
+    to the axis at ``z a + R n`` with ``f || n`` has the moment ``z a x f``). The engine passes
+    the slices' actual axial positions, which differ from the nominal ones by ``cos(tilt)``."""
     resultant = jnp.sum(slice_forces, axis=0)
     first_moment = slice_positions @ slice_forces
     return 0.5 * (resultant - 2.0 * first_moment / length), 0.5 * (resultant + 2.0 * first_moment / length)

@@ -85,7 +85,7 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
     generalised = add_point_forces(generalised, x, joint.journal_body, kin.contact_point, on_journal)
     generalised = add_point_forces(generalised, x, joint.bearing_body, kin.contact_point, -on_journal)
     normal_vectors = f_normal[:, None] * kin.normal
-    end_a, end_b = end_forces(normal_vectors, z, joint.length)
+    end_a, end_b = end_forces(normal_vectors, kin.axial, joint.length)
     centre_offset = journal_centre - bearing_centre
     eccentricity = jnp.stack([centre_offset @ bearing_u, centre_offset @ bearing_w, centre_offset @ bearing_axis])
     tilt = jnp.arctan2(safe_length(jnp.cross(journal_axis, bearing_axis)), journal_axis @ bearing_axis)
