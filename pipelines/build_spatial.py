@@ -6,6 +6,8 @@ rotation; the user's constraint set is checked for redundancy at the initial pos
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -17,7 +19,7 @@ from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair,
 from model.integrate.settings import SolverSettings
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
-from model.mechanics.spatial.dynamics import project_positions
+from model.mechanics.spatial import initial_state, without_redundant_rows
 
 from .config_spatial import SpatialConfig
 from .errors import ConfigError
@@ -120,19 +122,24 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
         initial_velocities=config.initial.velocities, body_names=tuple(b["name"] for b in config.bodies),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
         driver_names=tuple(d["name"] for d in config.drivers))
-    _check_redundancy(config, mechanism)
-    return mechanism
+    return _check_redundancy(config, mechanism)
 
 
-def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> None:
-    if not mechanism.joints:
-        return
-    x0 = project_positions(mechanism, mechanism.initial_positions)
-    redundant = redundant_joints(mechanism, x0)
+def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:
+    """Refuse dependent rows among the user's joints and drivers; drop the generated axial
+    rows of clearance joints that the other joints already imply (e.g. a planar loop)."""
+    user = dataclasses.replace(mechanism, cylindrical_joints=(), spherical_joints=())
+    if not user.joints:
+        return mechanism
+    x0 = np.asarray(initial_state(mechanism).x)
+    redundant = redundant_joints(user, x0)
     if redundant:
         raise ConfigError(config.source, "joints",
                           f"redundant constraints at the initial pose (rows of {', '.join(redundant)} repeat others); "
                           "replace a revolute joint by a spherical or cylindrical one where the loop is closed")
+    if redundant_joints(mechanism, x0):
+        return without_redundant_rows(mechanism, x0)
+    return mechanism
 
 
 def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:

@@ -114,14 +114,25 @@ def relative_angle_terms(x, joint: SpatialJoint) -> tuple[Array, Array]:
     return normal_u @ reference_j, normal_w @ reference_j
 
 
+def axial_constraint(x, joint) -> Float[Array, ""]:
+    """``(P_J - P_B) . a_B = 0``: the ideal axial row of a cylindrical clearance joint with
+    ``axial = "fixed"`` (the journal's centre stays in the bearing's mid-plane)."""
+    _, p_b = body_pose(x, joint.bearing_body)
+    axis = rotation_matrix(p_b) @ joint.bearing_axis
+    offset = point_position(x, joint.journal_body, joint.journal_point) - point_position(x, joint.bearing_body, joint.bearing_point)
+    return offset @ axis
+
+
 def all_constraints(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
-    """Joint rows, then one row ``sin(theta - angle - speed t)`` per speed driver (no wrap)."""
+    """Joint rows, one row ``sin(theta - angle - speed t)`` per speed driver (no wrap), then
+    the axial rows of the cylindrical clearance joints with ``axial = "fixed"``."""
     parts = [joint_constraints(x, joint) for joint in mechanism.joints]
     for driver in mechanism.drivers:
         if driver.kind == "constant_speed":
             cos_theta, sin_theta = relative_angle_terms(x, mechanism.joints[driver.joint])
             phase = driver.angle + driver.speed * t
             parts.append((sin_theta * jnp.cos(phase) - cos_theta * jnp.sin(phase))[None])
+    parts += [axial_constraint(x, joint)[None] for joint in mechanism.cylindrical_joints if joint.axial_fixed]
     rows = jnp.concatenate(parts) if parts else jnp.zeros((0,), x.dtype)
     return rows if mechanism.kept_rows is None else rows[jnp.asarray(mechanism.kept_rows, dtype=int)]
 

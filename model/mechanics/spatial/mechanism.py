@@ -182,4 +182,4 @@ class SpatialMechanism(eqx.Module):
                 jnp.array([1.0, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0]),
                 joint.initial_eccentricity if with_offsets else jnp.zeros(3)))
         return dataclasses.replace(self, joints=self.joints + tuple(extra), cylindrical_joints=(),
-                                   spherical_joints=(), clearance_names=())
+                                   spherical_joints=(), clearance_names=(), kept_rows=None)

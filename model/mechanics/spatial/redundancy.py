@@ -40,6 +40,8 @@ def row_owners(mechanism: SpatialMechanism) -> list[str]:
     names = list(mechanism.joint_names) + [f"joint {i}" for i in range(len(mechanism.joint_names), len(mechanism.joints))]
     owners = [names[i] for i, joint in enumerate(mechanism.joints) for _ in range(ROWS[joint.kind])]
     owners += [f"driver on {names[d.joint]}" for d in mechanism.drivers if d.kind == "constant_speed"]
+    clearance = list(mechanism.clearance_names) + ["clearance joint"] * len(mechanism.cylindrical_joints)
+    owners += [f"{clearance[i]} (axial)" for i, j in enumerate(mechanism.cylindrical_joints) if j.axial_fixed]
     return owners
 
 
