@@ -818,6 +818,13 @@ def load_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> Mechanism
     if "base" in raw:
         raise ConfigError(str(path), "base", "this is a pipeline config (sweep, calibrate, optimize), not a mechanism")
     raw, override_paths = _apply_overrides(raw, overrides)
+    if raw.get("dimension", 2) == 3:
+        from .config_spatial import spatial_from_dict  # the spatial format lives in its own module
+
+        return spatial_from_dict(raw, str(path))
+    if raw.get("dimension", 2) != 2:
+        raise ConfigError(str(path), "dimension", f"must be 2 (planar) or 3 (spatial), got {raw['dimension']!r}")
+    raw.pop("dimension", None)
     origins = {override: (str(path), " (value from --set)") for override in override_paths}
     return _validate(raw, str(path), origins)
 

@@ -13,11 +13,11 @@ Laws (REFERENCE.md §3):
 - ``ambrosio``: ``mu c_d F_n sign(v)`` with ``c_d = 0`` for ``|v| <= v0``, linear to 1 at
   ``v1``, 1 above (Ambrósio, 2003; Flores et al., LNACM 34, 2008). Defaults
   ``v0 = 1e-4 m/s``, ``v1 = 1e-3 m/s`` (order of the values used by Flores et al.).
-- ``static_dynamic``: ADAMS-style static/dynamic transition (seed 004 eq. 17; MSC ADAMS
+- ``static_dynamic``: ADAMS-style static/dynamic transition (Yao, Chen, Wang & Liu; MSC ADAMS
   contact friction): ``mu`` rises from 0 at ``v = 0`` to ``mu_s`` at ``|v| = v_s`` by
   ``STEP(v, -v_s, -mu_s, v_s, mu_s)``, falls from ``mu_s`` to ``mu_d`` between ``v_s`` and
-  ``v_d`` along the haversine (half-sine) curve ``havsin`` that seed 004 names, and stays
-  ``mu_d`` above ``v_d``. Defaults ``v_s = 1.0 mm/s``, ``v_d = 1.5 mm/s`` (seed 004 §3.3).
+  ``v_d`` along the haversine (half-sine) curve ``havsin`` of that method, and stays
+  ``mu_d`` above ``v_d``. Defaults ``v_s = 1.0 mm/s``, ``v_d = 1.5 mm/s`` (Yao, Chen, Wang & Liu, §3.3).
 """
 
 import equinox as eqx

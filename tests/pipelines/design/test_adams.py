@@ -51,7 +51,7 @@ def test_friction_in_mm_per_s():
     friction = adams_parameters(config, {"pin": ImpactVelocity(1.0, "test")})["pin"]["friction"]
     assert friction["coulomb_friction"] == "on"
     assert (friction["mu_static"], friction["mu_dynamic"]) == pytest.approx((0.15, 0.1))
-    assert friction["stiction_transition_velocity_mm_s"] == pytest.approx(1.0)  # seed 004: 1.0 mm/s
+    assert friction["stiction_transition_velocity_mm_s"] == pytest.approx(1.0)  # Yao, Chen, Wang & Liu: 1.0 mm/s
     assert friction["friction_transition_velocity_mm_s"] == pytest.approx(1.5)
 
 

@@ -1,0 +1,170 @@
+"""Applied forces of a spatial mechanism: gravity, loads, torque drivers, clearance contact.
+
+Generalised forces are per body ``[f, tau]`` (N, N m; ground frame, moments about the centre
+of mass): a force ``f`` at ground point ``P`` of a body at ``r`` adds ``(f, (P - r) x f)``.
+"""
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ...contact.friction import friction_force
+from ...contact.normal import normal_force
+from ...geometry.cylindrical import end_forces, safe_direction, safe_length, slice_kinematics
+from ...geometry.quaternion import rotation_matrix
+from .constraints import body_pose, body_twist, point_position
+from .mechanism import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism, SphericalClearanceJoint
+
+
+class SpatialContactState(NamedTuple):
+    """Per clearance joint (cylindrical first, then spherical), SI units.
+
+    ``eccentricity``: journal (ball) centre minus bearing (socket) centre in the bearing's
+    ``(u, w, axis)`` frame; ``penetration``: the largest slice penetration; ``normal_force``:
+    magnitude of the resultant of the slice normal forces; ``normal_force_a``/``_b``: the
+    statically equivalent end forces; ``slip_velocity``: slip speed at the deepest slice.
+    ``slice_penetration``/``slice_normal_rate``: per memory slot (all joints' slices).
+    """
+
+    eccentricity: Float[Array, "joints 3"]
+    tilt: Float[Array, " joints"]
+    penetration: Float[Array, " joints"]
+    normal_force: Float[Array, " joints"]
+    normal_force_a: Float[Array, " joints"]
+    normal_force_b: Float[Array, " joints"]
+    tangential_force: Float[Array, " joints"]
+    slip_velocity: Float[Array, " joints"]
+    slice_penetration: Float[Array, " memory"]
+    slice_normal_rate: Float[Array, " memory"]
+    slice_normal_force: Float[Array, " memory"]
+
+
+def add_point_forces(generalised, x, body: int, points, forces):
+    """Add forces ``forces`` (k x 3) acting at ground points ``points`` (k x 3) of ``body``."""
+    if body == GROUND:
+        return generalised
+    position, _ = body_pose(x, body)
+    moment = jnp.sum(jnp.cross(points - position, forces), axis=0)
+    start = VELOCITY_SIZE * body
+    return generalised.at[start : start + 6].add(jnp.concatenate([jnp.sum(forces, axis=0), moment]))
+
+
+def add_torque(generalised, body: int, torque):
+    if body == GROUND:
+        return generalised
+    start = VELOCITY_SIZE * body + 3
+    return generalised.at[start : start + 3].add(torque)
+
+
+def _axis(x, body, local):
+    return rotation_matrix(body_pose(x, body)[1]) @ local
+
+
+def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generalised):
+    """Slice forces of one cylindrical clearance joint added to ``generalised``."""
+    journal_position, _ = body_pose(x, joint.journal_body)
+    bearing_position, _ = body_pose(x, joint.bearing_body)
+    journal_velocity, journal_omega = body_twist(v, joint.journal_body)
+    bearing_velocity, bearing_omega = body_twist(v, joint.bearing_body)
+    bearing_axis = _axis(x, joint.bearing_body, joint.bearing_axis)
+    bearing_u = _axis(x, joint.bearing_body, joint.bearing_u)
+    bearing_w = _axis(x, joint.bearing_body, joint.bearing_w)
+    journal_axis = _axis(x, joint.journal_body, joint.journal_axis)
+    journal_centre = point_position(x, joint.journal_body, joint.journal_point)
+    bearing_centre = point_position(x, joint.bearing_body, joint.bearing_point)
+    z = joint.slice_positions()
+    kin = slice_kinematics(journal_centre, journal_axis, journal_position, journal_velocity, journal_omega,
+                           bearing_centre, bearing_axis, bearing_position, bearing_velocity, bearing_omega,
+                           bearing_u, joint.bearing_radius, joint.clearance, z)
+    f_normal = normal_force(joint.slice_law(), kin.penetration, kin.normal_rate, memory)
+    slip_speed = safe_length(kin.slip)
+    slip_direction = safe_direction(kin.slip, bearing_w)
+    f_tangential = friction_force(joint.friction, f_normal, slip_speed)
+    on_journal = -f_normal[:, None] * kin.normal - f_tangential[:, None] * slip_direction
+    generalised = add_point_forces(generalised, x, joint.journal_body, kin.contact_point, on_journal)
+    generalised = add_point_forces(generalised, x, joint.bearing_body, kin.contact_point, -on_journal)
+    normal_vectors = f_normal[:, None] * kin.normal
+    end_a, end_b = end_forces(normal_vectors, kin.axial, joint.length)
+    centre_offset = journal_centre - bearing_centre
+    eccentricity = jnp.stack([centre_offset @ bearing_u, centre_offset @ bearing_w, centre_offset @ bearing_axis])
+    tilt = jnp.arctan2(safe_length(jnp.cross(journal_axis, bearing_axis)), journal_axis @ bearing_axis)
+    deepest = jnp.argmax(kin.penetration)
+    summary = (eccentricity, tilt, jnp.max(kin.penetration), safe_length(jnp.sum(normal_vectors, axis=0)),
+               safe_length(end_a), safe_length(end_b),
+               safe_length(jnp.sum(f_tangential[:, None] * slip_direction, axis=0)), slip_speed[deepest])
+    return generalised, summary, (kin.penetration, kin.normal_rate, f_normal)
+
+
+def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised):
+    """Point contact of a ball in a spherical socket (Flores, Ambrósio, Claro & Lankarani 2010)."""
+    ball_position, _ = body_pose(x, joint.ball_body)
+    socket_position, _ = body_pose(x, joint.socket_body)
+    ball_velocity, ball_omega = body_twist(v, joint.ball_body)
+    socket_velocity, socket_omega = body_twist(v, joint.socket_body)
+    ball_centre = point_position(x, joint.ball_body, joint.ball_point)
+    socket_centre = point_position(x, joint.socket_body, joint.socket_point)
+    eccentricity = ball_centre - socket_centre
+    fallback = jnp.array([1.0, 0.0, 0.0])
+    normal = safe_direction(eccentricity, fallback)
+    penetration = safe_length(eccentricity) - joint.clearance
+    contact_point = socket_centre + joint.socket_radius * normal
+
+    def velocity(point, position, velocity, omega):
+        return velocity + jnp.cross(omega, point - position)
+
+    rate = (velocity(ball_centre, ball_position, ball_velocity, ball_omega)
+            - velocity(socket_centre, socket_position, socket_velocity, socket_omega)) @ normal
+    relative = (velocity(contact_point, ball_position, ball_velocity, ball_omega)
+                - velocity(contact_point, socket_position, socket_velocity, socket_omega))
+    slip = relative - (relative @ normal) * normal
+    f_normal = normal_force(joint.contact, penetration, rate, memory[0])
+    slip_speed = safe_length(slip)
+    f_tangential = friction_force(joint.friction, f_normal, slip_speed)
+    on_ball = -f_normal * normal - f_tangential * safe_direction(slip, jnp.cross(normal, fallback))
+    generalised = add_point_forces(generalised, x, joint.ball_body, contact_point[None], on_ball[None])
+    generalised = add_point_forces(generalised, x, joint.socket_body, contact_point[None], -on_ball[None])
+    socket_frame = rotation_matrix(body_pose(x, joint.socket_body)[1])
+    summary = (socket_frame.T @ eccentricity, jnp.zeros((), x.dtype), penetration, f_normal, f_normal,
+               jnp.zeros((), x.dtype), f_tangential, slip_speed)
+    return generalised, summary, (penetration[None], rate[None], f_normal[None])
+
+
+def contact_forces(mechanism: SpatialMechanism, x, v, memory) -> tuple[Float[Array, " velocities"], SpatialContactState]:
+    """Generalised forces of every clearance joint and their contact state."""
+    generalised = jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype)
+    summaries, slots, start = [], [], 0
+    for joint in mechanism.cylindrical_joints:
+        generalised, summary, slot = cylindrical_contact(joint, x, v, memory[start : start + joint.slices], generalised)
+        summaries.append(summary), slots.append(slot)
+        start += joint.slices
+    for joint in mechanism.spherical_joints:
+        generalised, summary, slot = spherical_contact(joint, x, v, memory[start : start + 1], generalised)
+        summaries.append(summary), slots.append(slot)
+        start += 1
+    if not summaries:
+        empty = jnp.zeros((0,), x.dtype)
+        return generalised, SpatialContactState(jnp.zeros((0, 3), x.dtype), *([empty] * 10))
+    columns = [jnp.stack(column) for column in zip(*summaries)]
+    slot_columns = [jnp.concatenate(column) for column in zip(*slots)]
+    return generalised, SpatialContactState(*columns, *slot_columns)
+
+
+def applied_forces(mechanism: SpatialMechanism, x) -> Float[Array, " velocities"]:
+    """Gravity, the enabled loads and the torques of constant-torque drivers."""
+    generalised = jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype)
+    for body in range(mechanism.num_bodies):
+        weight = mechanism.masses[body] * mechanism.gravity
+        generalised = generalised.at[VELOCITY_SIZE * body : VELOCITY_SIZE * body + 3].add(weight)
+    for load in mechanism.loads:
+        if load.kind == "torque":
+            generalised = add_torque(generalised, load.body, load.enabled * load.value)
+        else:
+            point = point_position(x, load.body, load.point)
+            generalised = add_point_forces(generalised, x, load.body, point[None], (load.enabled * load.value)[None])
+    for driver in mechanism.drivers:
+        if driver.kind == "constant_torque":
+            joint = mechanism.joints[driver.joint]
+            for body, sign in ((joint.body_j, 1.0), (joint.body_i, -1.0)):
+                generalised = add_torque(generalised, body, sign * driver.torque * _axis(x, joint.body_i, joint.axis_i))
+    return generalised

@@ -1,0 +1,185 @@
+"""A spatial mechanism as data: rigid bodies, ideal joints, clearance joints, loads, drivers.
+
+Coordinates per body ``b`` (absolute, Nikravesh 1988 ch. 6): position ``r_b`` (m) of the
+centre of mass and a unit quaternion ``p_b`` (scalar first) in ``x = [r_0, p_0, r_1, ...]``
+(7 per body); velocities ``v = [rdot_0, omega_0, ...]`` (6 per body) with ``omega`` in the
+ground frame. Joints reference bodies by index, ``GROUND = -1``, points in each body's frame
+(origin at its centre of mass), axes in each body's frame (the builder converts the
+ground-frame axes of the input at t = 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ...contact.friction import FrictionLaw
+from ...contact.normal import ContactLaw
+from ...contact.stiffness import palmgren_stiffness
+
+GROUND = -1
+POSITION_SIZE = 7
+VELOCITY_SIZE = 6
+
+
+class SpatialJoint(eqx.Module):
+    """Ideal joint between bodies ``i`` and ``j`` (``kind``: revolute | spherical | cylindrical |
+    prismatic | fixed).
+
+    ``axis_i``/``axis_j``: the joint axis in each body's frame; ``reference_i``/``reference_j``:
+    a unit vector normal to it in each body's frame, equal in the ground frame at t = 0 (the
+    zero of the relative angle). ``relative``: ``conj(p_i) (x) p_j`` at t = 0, kept by
+    prismatic and fixed joints. ``offset`` (m, body ``i``'s frame) shifts ``P_j - P_i`` to
+    ``R_i offset`` (the initial eccentricity of an idealised clearance joint).
+    """
+
+    kind: str = eqx.field(static=True)
+    body_i: int = eqx.field(static=True)
+    body_j: int = eqx.field(static=True)
+    point_i: Float[Array, "3"]
+    point_j: Float[Array, "3"]
+    axis_i: Float[Array, "3"]
+    axis_j: Float[Array, "3"]
+    reference_i: Float[Array, "3"]
+    reference_j: Float[Array, "3"]
+    relative: Float[Array, "4"]
+    offset: Float[Array, "3"] = eqx.field(default_factory=lambda: jnp.zeros(3))
+
+
+class CylindricalClearanceJoint(eqx.Module):
+    """Journal on ``journal_body`` in a bearing on ``bearing_body`` (Tian et al. 2009;
+    Yao, Chen, Wang & Liu): contact by ``slices`` discs along the contact length.
+
+    ``bearing_axis``/``bearing_u``/``bearing_w``: the bearing's axis and its cross-section axes
+    in the bearing body's frame; ``journal_axis`` in the journal body's frame.
+    ``stiffness`` of ``contact`` is the whole joint's (``palmgren``: derived from the length).
+    """
+
+    journal_body: int = eqx.field(static=True)
+    bearing_body: int = eqx.field(static=True)
+    slices: int = eqx.field(static=True)
+    axial_fixed: bool = eqx.field(static=True)
+    palmgren: bool = eqx.field(static=True)
+    journal_point: Float[Array, "3"]
+    bearing_point: Float[Array, "3"]
+    journal_axis: Float[Array, "3"]
+    bearing_axis: Float[Array, "3"]
+    bearing_u: Float[Array, "3"]
+    bearing_w: Float[Array, "3"]
+    length: Float[Array, ""]  # m
+    bearing_radius: Float[Array, ""]  # m
+    clearance: Float[Array, ""]  # m
+    contact: ContactLaw
+    friction: FrictionLaw
+    initial_eccentricity: Float[Array, "2"]  # in the bearing's (u, w) axes (m)
+
+    def stiffness(self) -> Float[Array, ""]:
+        """The whole joint's stiffness K (N/m^n)."""
+        return palmgren_stiffness(self.length) if self.palmgren else self.contact.stiffness
+
+    def slice_law(self) -> ContactLaw:
+        """The contact law of one slice: stiffness ``K / N``."""
+        return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness() / self.slices)
+
+    def slice_positions(self) -> Float[Array, " slices"]:
+        """``z_k = -l/2 + (k + 1/2) l / N`` (m)."""
+        k = jnp.arange(self.slices, dtype=float)
+        return -0.5 * self.length + (k + 0.5) * self.length / self.slices
+
+
+class SphericalClearanceJoint(eqx.Module):
+    """Ball on ``ball_body`` in a socket on ``socket_body``: point contact (Flores et al. 2010)."""
+
+    ball_body: int = eqx.field(static=True)
+    socket_body: int = eqx.field(static=True)
+    ball_point: Float[Array, "3"]
+    socket_point: Float[Array, "3"]
+    socket_radius: Float[Array, ""]
+    clearance: Float[Array, ""]
+    contact: ContactLaw
+    friction: FrictionLaw
+    initial_eccentricity: Float[Array, "3"]
+
+
+class Load(eqx.Module):
+    """Constant applied load: a force (N, ground frame) at body point ``point`` (m, body
+    frame) or a torque (N m, ground frame); ``enabled`` (0 or 1) switches it."""
+
+    body: int = eqx.field(static=True)
+    kind: str = eqx.field(static=True)  # force | torque
+    point: Float[Array, "3"]
+    value: Float[Array, "3"]
+    enabled: Float[Array, ""]
+
+
+class SpatialDriver(eqx.Module):
+    """Drive on the revolute joint ``joint`` (index into ``SpatialMechanism.joints``):
+    ``constant_speed`` (angle ``angle + speed t``; the multiplier is the torque) or
+    ``constant_torque`` (``torque`` on body ``j`` about the axis, reaction on ``i``)."""
+
+    joint: int = eqx.field(static=True)
+    kind: str = eqx.field(static=True)
+    speed: Float[Array, ""]
+    torque: Float[Array, ""]
+    angle: Float[Array, ""]
+
+
+class SpatialMechanism(eqx.Module):
+    """A spatial mechanism of rigid bodies with ideal and clearance joints."""
+
+    masses: Float[Array, " bodies"]
+    inertias: Float[Array, "bodies 3 3"]  # body-frame inertia tensors about the centre of mass
+    gravity: Float[Array, "3"]
+    initial_positions: Float[Array, " coords"]
+    joints: tuple[SpatialJoint, ...]
+    cylindrical_joints: tuple[CylindricalClearanceJoint, ...]
+    spherical_joints: tuple[SphericalClearanceJoint, ...]
+    loads: tuple[Load, ...]
+    drivers: tuple[SpatialDriver, ...]
+    baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
+    baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
+    quaternion_restoring_rate: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(10.0))
+    initial_velocities: str = eqx.field(static=True, default="from_drivers")
+    body_names: tuple[str, ...] = eqx.field(static=True, default=())
+    joint_names: tuple[str, ...] = eqx.field(static=True, default=())
+    clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
+    driver_names: tuple[str, ...] = eqx.field(static=True, default=())
+    # rows of the constraint vector kept (None: all); set by ``without_redundant_rows``
+    kept_rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
+
+    @property
+    def num_bodies(self) -> int:
+        return self.masses.shape[-1]
+
+    @property
+    def memory_size(self) -> int:
+        """One impact memory per slice and per spherical joint."""
+        return sum(j.slices for j in self.cylindrical_joints) + len(self.spherical_joints)
+
+    @property
+    def clearance_joints(self) -> tuple:
+        return self.cylindrical_joints + self.spherical_joints
+
+    def idealised(self, with_offsets: bool = False) -> "SpatialMechanism":
+        """Clearance joints replaced by ideal ones: a cylindrical clearance joint by a
+        cylindrical joint (``axial_fixed``: a revolute joint), a spherical one by a
+        spherical joint. ``with_offsets`` keeps the initial eccentricities."""
+        extra = []
+        for joint in self.cylindrical_joints:
+            offset = joint.initial_eccentricity[0] * joint.bearing_u + joint.initial_eccentricity[1] * joint.bearing_w
+            extra.append(SpatialJoint(
+                "revolute" if joint.axial_fixed else "cylindrical", joint.bearing_body, joint.journal_body,
+                joint.bearing_point, joint.journal_point, joint.bearing_axis, joint.journal_axis,
+                joint.bearing_u, joint.bearing_u, jnp.array([1.0, 0.0, 0.0, 0.0]),
+                offset if with_offsets else jnp.zeros(3), ))
+        for joint in self.spherical_joints:
+            extra.append(SpatialJoint(
+                "spherical", joint.socket_body, joint.ball_body, joint.socket_point, joint.ball_point,
+                jnp.array([0.0, 0.0, 1.0]), jnp.array([0.0, 0.0, 1.0]), jnp.array([1.0, 0.0, 0.0]),
+                jnp.array([1.0, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0]),
+                joint.initial_eccentricity if with_offsets else jnp.zeros(3)))
+        return dataclasses.replace(self, joints=self.joints + tuple(extra), cylindrical_joints=(),
+                                   spherical_joints=(), clearance_names=(), kept_rows=None)

@@ -1,0 +1,152 @@
+"""From a validated spatial config to :class:`model.mechanics.spatial.SpatialMechanism`.
+
+Ground-frame joint axes at t = 0 become body-frame axes through each body's initial
+rotation; the user's constraint set is checked for redundancy at the initial pose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+
+import model
+from model.contact.friction import FrictionLaw
+from model.contact.normal import ContactLaw
+from model.contact.stiffness import effective_modulus
+from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair, quaternion_product, rotation_matrix
+from model.integrate.settings import SolverSettings
+from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
+                                     SpatialMechanism, SphericalClearanceJoint, redundant_joints)
+from model.mechanics.spatial import initial_state, without_redundant_rows
+
+from .config_spatial import SpatialConfig
+from .errors import ConfigError
+
+
+def _array(value):
+    return jnp.asarray(value, dtype=jnp.float64)
+
+
+def sphere_in_sphere_stiffness(modulus, socket_radius, clearance):
+    """Hertz stiffness of a ball (radius ``R_s - c``) in a spherical socket ``R_s`` (N/m^1.5):
+    ``K = 4/3 E* sqrt(R)``, ``R = R_s (R_s - c) / c`` (Hertz 1882; Johnson, *Contact
+    Mechanics*, 1985, §4.2, the concave radius negative; Flores et al. 2010)."""
+    return 4.0 / 3.0 * modulus * jnp.sqrt(socket_radius * (socket_radius - clearance) / clearance)
+
+
+def _modulus(joint) -> float:
+    materials = joint["materials"]
+    if len(materials) != 2:
+        return 0.0
+    return float(effective_modulus(materials[0].youngs_modulus, materials[0].poisson_ratio,
+                                   materials[1].youngs_modulus, materials[1].poisson_ratio))
+
+
+def _contact_law(contact, stiffness) -> ContactLaw:
+    return ContactLaw(contact.model, stiffness=_array(stiffness), exponent=_array(contact.exponent),
+                      restitution=_array(contact.restitution), damping=_array(contact.damping),
+                      penetration_max=_array(contact.penetration_max),
+                      impact_velocity_floor=_array(contact.impact_velocity_floor))
+
+
+def _friction_law(friction) -> FrictionLaw:
+    return FrictionLaw(friction.model, coefficient=_array(friction.coefficient),
+                       static_coefficient=None if friction.static_coefficient is None else _array(friction.static_coefficient),
+                       stiction_velocity=_array(friction.stiction_velocity),
+                       dynamic_velocity=_array(friction.dynamic_velocity))
+
+
+def build_spatial(config: SpatialConfig) -> SpatialMechanism:
+    """The mechanism pytree of ``config`` (errors name the file and the key)."""
+    index = {body["name"]: i for i, body in enumerate(config.bodies)}
+    index["ground"] = GROUND
+    quaternions = [np.asarray(axis_angle_quaternion(b["axis"], b["angle"])) for b in config.bodies]
+
+    def frame(body):  # body-from-ground rotation at t = 0
+        return np.eye(3) if index[body] == GROUND else np.asarray(rotation_matrix(quaternions[index[body]])).T
+
+    def quaternion(body):
+        return np.array([1.0, 0, 0, 0]) if index[body] == GROUND else quaternions[index[body]]
+
+    joints, cylinders, spheres, joint_names, clearance_names = [], [], [], [], []
+    for joint in config.joints:
+        body_i, body_j = joint["bodies"]
+        axis = np.asarray(joint.get("axis", (0.0, 0.0, 1.0)))
+        u, w = (np.asarray(v) for v in perpendicular_pair(axis))
+        if joint["type"] == "cylindrical_clearance":
+            journal, bearing = body_i, body_j
+            if joint["stiffness_marker"] == "hertz":
+                raise ConfigError(config.source, f"joints.{joint['name']}.contact.stiffness",
+                                  'use "palmgren" or a value for a cylindrical clearance joint')
+            cylinders.append(CylindricalClearanceJoint(
+                index[journal], index[bearing], joint["slices"], joint["axial"] == "fixed",
+                joint["stiffness_marker"] == "palmgren", _array(joint["points"][0]), _array(joint["points"][1]),
+                _array(frame(journal) @ axis), _array(frame(bearing) @ axis), _array(frame(bearing) @ u),
+                _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
+                _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
+                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"])))
+            clearance_names.append(joint["name"])
+        elif joint["type"] == "spherical_clearance":
+            stiffness = joint["contact"].stiffness
+            if joint["stiffness_marker"] == "hertz":
+                stiffness = sphere_in_sphere_stiffness(_modulus(joint), joint["socket_radius"], joint["clearance"])
+            spheres.append(SphericalClearanceJoint(
+                index[body_i], index[body_j], _array(joint["points"][0]), _array(joint["points"][1]),
+                _array(joint["socket_radius"]), _array(joint["clearance"]), _contact_law(joint["contact"], stiffness),
+                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"])))
+            clearance_names.append(joint["name"])
+        else:
+            q_i, q_j = quaternion(body_i), quaternion(body_j)
+            relative = np.asarray(quaternion_product(q_i * np.array([1.0, -1, -1, -1]), q_j))
+            joints.append(SpatialJoint(
+                joint["type"], index[body_i], index[body_j], _array(joint["points"][0]), _array(joint["points"][1]),
+                _array(frame(body_i) @ axis), _array(frame(body_j) @ axis), _array(frame(body_i) @ u),
+                _array(frame(body_j) @ u), _array(relative)))
+            joint_names.append(joint["name"])
+    # clearance joints come after the ideal joints in the idealised twin, so ideal joint
+    # indices (drivers) are unchanged
+    ideal_index = {name: i for i, name in enumerate(joint_names)}
+    drivers = tuple(SpatialDriver(ideal_index[d["joint"]], d["type"], _array(d["speed"]), _array(d["torque"]), _array(0.0))
+                    for d in config.drivers)
+    loads = tuple(Load(index[l["body"]], l["type"], _array(l["point"]), _array(l["value"]), _array(float(l["enabled"])))
+                  for l in config.loads)
+    positions = np.concatenate([np.concatenate([b["position"], quaternions[i]]) for i, b in enumerate(config.bodies)])
+    inertias = np.stack([np.asarray(b["inertia"]) for b in config.bodies])
+    mechanism = SpatialMechanism(
+        masses=_array([b["mass"] for b in config.bodies]), inertias=_array(inertias), gravity=_array(config.gravity),
+        initial_positions=_array(positions), joints=tuple(joints), cylindrical_joints=tuple(cylinders),
+        spherical_joints=tuple(spheres), loads=loads, drivers=drivers,
+        baumgarte_alpha=_array(config.simulation.baumgarte_alpha), baumgarte_beta=_array(config.simulation.baumgarte_beta),
+        initial_velocities=config.initial.velocities, body_names=tuple(b["name"] for b in config.bodies),
+        joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
+        driver_names=tuple(d["name"] for d in config.drivers))
+    return _check_redundancy(config, mechanism)
+
+
+def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:
+    """Refuse dependent rows among the user's joints and drivers; drop the generated axial
+    rows of clearance joints that the other joints already imply (e.g. a planar loop)."""
+    user = dataclasses.replace(mechanism, cylindrical_joints=(), spherical_joints=())
+    if not user.joints:
+        return mechanism
+    x0 = np.asarray(initial_state(mechanism).x)
+    redundant = redundant_joints(user, x0)
+    if redundant:
+        raise ConfigError(config.source, "joints",
+                          f"redundant constraints at the initial pose (rows of {', '.join(redundant)} repeat others); "
+                          "replace a revolute joint by a spherical or cylindrical one where the loop is closed")
+    if redundant_joints(mechanism, x0):
+        return without_redundant_rows(mechanism, x0)
+    return mechanism
+
+
+def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
+    """Integration settings of ``[simulation]``; open-joint step bounds are a planar feature."""
+    simulation = config.simulation
+    settings = dict(t_end=simulation.t_end, output_interval=simulation.output_interval,
+                    solver=model.resolve_solver(simulation.solver), rtol=simulation.rtol, atol=simulation.atol,
+                    dtmax=simulation.dtmax, max_steps=simulation.max_steps, dtmax_contact_share=None)
+    settings.update(changes)
+    return SolverSettings(**settings)

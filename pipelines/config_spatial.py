@@ -1,0 +1,237 @@
+"""The spatial mechanism format (``dimension = 3``): validation to SI.
+
+Bodies: ``mass``, ``inertia`` (three principal moments about the body axes, or a 3x3
+tensor), ``position`` (3-vector), optional ``rotation = {axis, angle}``. Joints: ``revolute``,
+``spherical``, ``cylindrical``, ``prismatic``, ``fixed`` with ``bodies``, ``points`` (body
+frames) and ``axis`` (unit, ground frame); ``cylindrical_clearance`` (``length``, ``slices``,
+``axial = fixed | free``, ``bearing_radius``, ``clearance``, ``materials``,
+``initial_eccentricity``, ``[contact]`` with ``stiffness = "palmgren"`` allowed, ``[friction]``)
+and ``spherical_clearance`` (``socket_radius``, ``clearance``, ``materials``,
+``initial_eccentricity`` 3-vector, ``stiffness = "hertz"`` allowed). ``[[loads]]``: ``name``,
+``body``, ``type = force | torque``, ``point`` (force only), ``value``, ``enabled``.
+
+Contact length rule: ``0 < length <= 2 m``. Bodies carry no geometric extent in this format
+(mass, inertia and points only), so the length cannot be checked against a body's size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from .config import Contact, Friction, Initial, Material, Simulation, _apply_overrides, load_toml
+from .errors import ConfigError
+from .units import to_si
+
+SPATIAL_JOINT_TYPES = ("revolute", "spherical", "cylindrical", "prismatic", "fixed",
+                       "cylindrical_clearance", "spherical_clearance")
+PLANAR_ONLY_TYPES = ("revolute_clearance",)
+MAX_CONTACT_LENGTH = 2.0  # m
+
+
+@dataclass
+class SpatialConfig:
+    """A validated spatial mechanism, SI values; ``raw`` keeps the input for overrides."""
+
+    name: str
+    source: str
+    raw: dict
+    gravity: tuple
+    materials: dict
+    bodies: list = field(default_factory=list)
+    joints: list = field(default_factory=list)
+    drivers: list = field(default_factory=list)
+    loads: list = field(default_factory=list)
+    initial: Any = None
+    simulation: Any = None
+
+    dimension = 3
+
+    def si_summary(self) -> dict:
+        """The validated values in SI, for ``clearance check``."""
+        def plain(value):
+            if hasattr(value, "model_dump"):
+                return value.model_dump()
+            if isinstance(value, dict):
+                return {k: plain(v) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return [plain(v) for v in value]
+            return value
+
+        return {"name": self.name, "dimension": 3, "gravity": list(self.gravity), "bodies": plain(self.bodies),
+                "joints": plain(self.joints), "drivers": plain(self.drivers), "loads": plain(self.loads),
+                "initial": plain(self.initial), "simulation": plain(self.simulation)}
+
+
+class _Reader:
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, message: str):
+        raise ConfigError(self.source, key, message)
+
+    def vector(self, value, dimension: str, key: str, size: int = 3) -> tuple:
+        if not isinstance(value, list) or len(value) != size:
+            self.fail(key, f"expected a {size}-vector (a list of {size} quantities), got {value!r}")
+        return tuple(to_si(v, dimension, self.source, f"{key}[{i}]") for i, v in enumerate(value))
+
+    def axis(self, value, key: str) -> tuple:
+        axis = self.vector(value, "dimensionless", key)
+        norm = math.sqrt(sum(a * a for a in axis))
+        if not abs(norm - 1.0) < 1e-6:
+            self.fail(key, f"must be a unit vector, got norm {norm:g}")
+        return axis
+
+    def section(self, cls, raw, key: str):
+        try:
+            return cls.model_validate(raw if raw is not None else {})
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            self.fail(f"{key}.{where}" if where else key, first["msg"])
+
+
+def _body(reader: _Reader, raw: dict, index: int) -> dict:
+    name = raw.get("name") or reader.fail(f"bodies.{index}.name", "missing")
+    key = f"bodies.{name}"
+    inertia = raw.get("inertia")
+    if isinstance(inertia, list) and len(inertia) == 3 and all(isinstance(row, list) for row in inertia):
+        tensor = [reader.vector(row, "inertia", f"{key}.inertia[{i}]") for i, row in enumerate(inertia)]
+    else:
+        principal = reader.vector(inertia, "inertia", f"{key}.inertia")
+        tensor = [[principal[i] if i == j else 0.0 for j in range(3)] for i in range(3)]
+    rotation = raw.get("rotation")
+    if rotation is None:
+        axis, angle = (0.0, 0.0, 1.0), 0.0
+    else:
+        axis = reader.axis(rotation.get("axis"), f"{key}.rotation.axis")
+        angle = to_si(rotation.get("angle", 0.0), "angle", reader.source, f"{key}.rotation.angle")
+    mass = to_si(raw.get("mass"), "mass", reader.source, f"{key}.mass")
+    if not mass > 0:
+        reader.fail(f"{key}.mass", "must be > 0")
+    return dict(name=name, mass=mass, inertia=tensor, position=reader.vector(raw.get("position"), "length", f"{key}.position"),
+                axis=axis, angle=angle)
+
+
+def _contact(reader: _Reader, raw: dict, key: str) -> tuple[Any, str | None]:
+    raw = dict(raw or {})
+    marker = raw.get("stiffness") if raw.get("stiffness") in ("palmgren", "hertz") else None
+    if marker:
+        raw["stiffness"] = f"1 N/m^{float(raw.get('exponent', 1.5)):.12g}"
+    return reader.section(Contact, raw, key), marker
+
+
+def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict) -> dict:
+    name = raw.get("name") or reader.fail(f"joints.{index}.name", "missing")
+    key = f"joints.{name}"
+    kind = raw.get("type")
+    if kind in PLANAR_ONLY_TYPES:
+        reader.fail(f"{key}.type", f"{kind!r} is a planar joint; a dimension = 3 file uses cylindrical_clearance or spherical_clearance")
+    if kind not in SPATIAL_JOINT_TYPES:
+        reader.fail(f"{key}.type", f"unknown spatial joint type {kind!r}; choose from {', '.join(SPATIAL_JOINT_TYPES)}")
+    pair = raw.get("bodies")
+    if not isinstance(pair, list) or len(pair) != 2:
+        reader.fail(f"{key}.bodies", "expected two body names")
+    for body in pair:
+        if body != "ground" and body not in bodies:
+            reader.fail(f"{key}.bodies", f"no body named {body!r}")
+    points = raw.get("points", [["0 m"] * 3, ["0 m"] * 3])
+    if not isinstance(points, list) or len(points) != 2:
+        reader.fail(f"{key}.points", "expected two points")
+    joint = dict(name=name, type=kind, bodies=tuple(pair),
+                 points=[reader.vector(p, "length", f"{key}.points[{i}]") for i, p in enumerate(points)])
+    if kind != "spherical" and kind != "spherical_clearance" or "axis" in raw:
+        joint["axis"] = reader.axis(raw.get("axis"), f"{key}.axis")
+    if kind in ("cylindrical_clearance", "spherical_clearance"):
+        joint["contact"], joint["stiffness_marker"] = _contact(reader, raw.get("contact"), f"{key}.contact")
+        joint["friction"] = reader.section(Friction, raw.get("friction"), f"{key}.friction")
+        joint["clearance"] = to_si(raw.get("clearance"), "length", reader.source, f"{key}.clearance")
+        if not joint["clearance"] > 0:
+            reader.fail(f"{key}.clearance", "must be > 0")
+        names = raw.get("materials", [])
+        for i, material in enumerate(names):
+            if material not in materials:
+                reader.fail(f"{key}.materials[{i}]", f"no material named {material!r}")
+        joint["materials"] = [materials[m] for m in names]
+    if kind == "cylindrical_clearance":
+        joint["bearing_radius"] = to_si(raw.get("bearing_radius"), "length", reader.source, f"{key}.bearing_radius")
+        if not joint["bearing_radius"] > joint["clearance"]:
+            reader.fail(f"{key}.bearing_radius", "must exceed the clearance")
+        joint["length"] = to_si(raw.get("length"), "length", reader.source, f"{key}.length")
+        if not 0.0 < joint["length"] <= MAX_CONTACT_LENGTH:
+            reader.fail(f"{key}.length", f"must be > 0 and <= {MAX_CONTACT_LENGTH:g} m, got {joint['length']:g} m")
+        slices = raw.get("slices", 10)
+        if not isinstance(slices, int) or isinstance(slices, bool) or slices < 1:
+            reader.fail(f"{key}.slices", f"must be an integer >= 1, got {slices!r}")
+        joint["slices"] = slices
+        joint["axial"] = raw.get("axial", "fixed")
+        if joint["axial"] not in ("fixed", "free"):
+            reader.fail(f"{key}.axial", f"must be 'fixed' or 'free', got {joint['axial']!r}")
+        joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 2), "length",
+                                                      f"{key}.initial_eccentricity", size=2)
+    if kind == "spherical_clearance":
+        joint["socket_radius"] = to_si(raw.get("socket_radius"), "length", reader.source, f"{key}.socket_radius")
+        joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 3), "length",
+                                                      f"{key}.initial_eccentricity")
+    return joint
+
+
+def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
+    name = raw.get("name") or reader.fail(f"loads.{index}.name", "missing")
+    key = f"loads.{name}"
+    if raw.get("body") not in bodies:
+        reader.fail(f"{key}.body", f"no body named {raw.get('body')!r}")
+    kind = raw.get("type")
+    if kind not in ("force", "torque"):
+        reader.fail(f"{key}.type", f"must be 'force' or 'torque', got {kind!r}")
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        reader.fail(f"{key}.enabled", f"must be true or false, got {enabled!r}")
+    point = reader.vector(raw.get("point", ["0 m"] * 3), "length", f"{key}.point") if kind == "force" else (0.0, 0.0, 0.0)
+    value = reader.vector(raw.get("value"), "force" if kind == "force" else "torque", f"{key}.value")
+    return dict(name=name, body=raw["body"], type=kind, point=point, value=value, enabled=enabled)
+
+
+def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
+    name = raw.get("name") or reader.fail(f"drivers.{index}.name", "missing")
+    key = f"drivers.{name}"
+    if joints.get(raw.get("joint")) != "revolute":
+        reader.fail(f"{key}.joint", f"must name a revolute joint, got {raw.get('joint')!r}")
+    kind = raw.get("type")
+    if kind == "constant_speed":
+        return dict(name=name, joint=raw["joint"], type=kind,
+                    speed=to_si(raw.get("speed"), "angular_velocity", reader.source, f"{key}.speed"), torque=0.0)
+    if kind == "constant_torque":
+        return dict(name=name, joint=raw["joint"], type=kind, speed=0.0,
+                    torque=to_si(raw.get("torque"), "torque", reader.source, f"{key}.torque"))
+    reader.fail(f"{key}.type", f"must be constant_speed or constant_torque, got {kind!r}")
+
+
+def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
+    """Validate a raw ``dimension = 3`` mechanism."""
+    reader = _Reader(source)
+    materials = {name: reader.section(Material, value, f"materials.{name}") for name, value in raw.get("materials", {}).items()}
+    bodies = [_body(reader, body, i) for i, body in enumerate(raw.get("bodies", []))]
+    names = {b["name"] for b in bodies}
+    joints = [_joint(reader, joint, i, names, materials) for i, joint in enumerate(raw.get("joints", []))]
+    drivers = [_driver(reader, d, i, {j["name"]: j["type"] for j in joints}) for i, d in enumerate(raw.get("drivers", []))]
+    loads = [_load(reader, load, i, names) for i, load in enumerate(raw.get("loads", []))]
+    return SpatialConfig(
+        name=str(raw.get("name", "mechanism")), source=str(source), raw=raw,
+        gravity=reader.vector(raw.get("gravity", ["0 m/s^2"] * 3), "acceleration", "gravity"), materials=materials,
+        bodies=bodies, joints=joints, drivers=drivers, loads=loads,
+        initial=reader.section(Initial, raw.get("initial"), "initial"),
+        simulation=reader.section(Simulation, raw.get("simulation"), "simulation"))
+
+
+def load_spatial(path, overrides=()) -> SpatialConfig:
+    """Load a ``dimension = 3`` mechanism file with ``--set`` overrides."""
+    raw, _ = _apply_overrides(load_toml(path), overrides)
+    return spatial_from_dict(raw, str(path))
+
+
+def is_spatial(raw: dict) -> bool:
+    return raw.get("dimension", 2) == 3
