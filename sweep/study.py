@@ -28,7 +28,7 @@ from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, ProcessExecu
 from .plan import Group, plan_groups
 from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
 from .results import OK, metric_units, results_frame
-from .run import CPU_CHUNK, MIN_CPU_CHUNK, STEP_SLOTS, default_batch_size, memory_chunk_size
+from .run import CPU_CHUNK, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
 from .store import ChunkStore, MemoryStore, fingerprint, git_revision, package_versions
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
@@ -177,9 +177,8 @@ def make_executor(executor: str | object, ray_address: str | None = None, ray_wo
 
 
 def cpu_chunk_size(points: int, workers: int) -> int:
-    """Points per chunk on a CPU: an equal share per worker, between ``MIN_CPU_CHUNK`` (so the
-    lanes of a call have points to refill from) and ``CPU_CHUNK`` (so a kill loses little)."""
-    return int(np.clip(-(-points // max(workers, 1)), MIN_CPU_CHUNK, CPU_CHUNK))
+    """Points per chunk on a CPU with worker processes (:func:`sweep.run.default_chunk_size`)."""
+    return default_chunk_size("cpu", points, workers, CPU_CHUNK)
 
 
 def run_sweep(
@@ -223,8 +222,10 @@ def run_sweep(
                                        dtype=int) for group in runnable_groups}
     if chunk_size is None:
         chunk_size = min((memory_chunk_size(group.mechanism, group.settings) for group in runnable_groups), default=1)
-        if jax.default_backend() == "cpu" and executor in ("auto", "processes"):
-            chunk_size = cpu_chunk_size(sum(map(len, remaining.values())), workers or os.cpu_count() or 1)
+        backend = jax.default_backend()
+        if backend != "cpu" or executor in ("auto", "processes"):
+            chunk_size = default_chunk_size(backend, sum(map(len, remaining.values())), workers or os.cpu_count() or 1,
+                                            chunk_size)
     tasks = [ChunkTask(group.index, positions, group.values[positions])
              for group in runnable_groups for positions in split_chunks(remaining[group.index], chunk_size)]
     total = sum(len(group.points) for group in groups)
