@@ -31,6 +31,7 @@ lockstep efficiency reported per chunk.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import time
@@ -46,6 +47,8 @@ import model
 from model.mechanism import Mechanism
 from model.simulate import SolverSettings
 from pipelines.build import ParameterMap
+
+from . import executables
 
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
 NOT_RUN = -1  # result code of a point that was refused before it ran
@@ -273,6 +276,8 @@ def compiled_batch(
         return _COMPILED[key][0], 0.0
     derivative_metrics = tuple(derivative_metrics)
     if derivative_metrics:
+        lanes = None
+
         def batched(mechanism, values):
             outcomes, slots = _lockstep_points(mechanism, values, settings, paths, derivative_metrics)
             return outcomes, slots[None]
@@ -292,11 +297,28 @@ def compiled_batch(
         )
     start = time.perf_counter()
     values = jax.ShapeDtypeStruct((len(devices) * batch_size, len(paths)), jnp.float64)
+    disk_key = _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes)
     with runtime_checks_as_nan():
-        compiled = jax.jit(batched).lower(mechanism, values).compile()
+        if disk_key:
+            compiled = executables.compile_cached(disk_key, batched, (mechanism, values), devices[0])
+        else:
+            compiled = jax.jit(batched).lower(mechanism, values).compile()
     seconds = time.perf_counter() - start
     _COMPILED[key] = (compiled, seconds)
     return compiled, seconds
+
+
+def _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes) -> str | None:
+    """Key of the chunk function in the executable cache (:mod:`sweep.executables`); None
+    (not cached) for several devices."""
+    if len(devices) != 1:
+        return None
+    settings_fields = tuple((field.name, getattr(settings, field.name)) for field in dataclasses.fields(settings))
+    leaves = tuple((np.shape(leaf), str(np.asarray(leaf).dtype)) for leaf in jax.tree_util.tree_leaves(mechanism))
+    return executables.executable_key(
+        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), batch_size,
+        tuple(derivative_metrics), lanes, devices[0].platform, devices[0].device_kind,
+    )
 
 
 def memory_chunk_size(mechanism: Mechanism, settings: SolverSettings, device: jax.Device | None = None) -> int:
