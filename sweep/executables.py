@@ -73,7 +73,8 @@ def compile_cached(key: str | None, function: Callable, example_args: tuple, dev
     traced, exported and stored there. Returns a callable with ``function``'s signature.
     With ``key = None`` (or the cache off) it traces every time, without storing."""
     flat_specs, in_tree = jax.tree_util.tree_flatten(example_args)
-    flat_specs = [jax.ShapeDtypeStruct(np.shape(leaf), leaf.dtype) for leaf in flat_specs]
+    flat_specs = [jax.ShapeDtypeStruct(np.shape(leaf), getattr(leaf, "dtype", None) or np.result_type(leaf))
+                  for leaf in flat_specs]
     folder = cache_folder() if key else None
     path = folder / f"{key}.bin" if folder else None
     exported, out_tree = _read(path) if path else (None, None)
