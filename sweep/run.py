@@ -310,8 +310,8 @@ def compiled_batch(
 
 def _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes) -> str | None:
     """Key of the chunk function in the executable cache (:mod:`sweep.executables`); None
-    (not cached) for several devices."""
-    if len(devices) != 1:
+    (not cached: compiled directly) for several devices or while the cache is off."""
+    if len(devices) != 1 or executables.cache_folder() is None:
         return None
     settings_fields = tuple((field.name, getattr(settings, field.name)) for field in dataclasses.fields(settings))
     leaves = tuple((np.shape(leaf), str(np.asarray(leaf).dtype)) for leaf in jax.tree_util.tree_leaves(mechanism))
