@@ -1,7 +1,8 @@
-"""Sweep throughput on the Flores benchmark: jit + vmap batched diffrax against scipy.
+"""Sweep throughput on the Flores benchmark: our sweep against two scipy peers.
 
-Issue 4 §7. One run measures, on the same machine and the same model (the compiled JAX
-vector field, see ``benchmarks/scipy_peer.py``):
+The peers: the hand-derived minimal-coordinate model (``benchmarks/minimal_peer.py``) and
+scipy on our compiled JAX vector field (``benchmarks/scipy_peer.py``). One run measures, on
+the same machine:
 
 1. a tight reference of the nominal Flores case (2 revolutions, 24 ms) with diffrax's
    8th-order Dopri8 at rtol = 1e-12, cross-checked by scipy's DOP853 at rtol = 1e-10;
@@ -9,7 +10,7 @@ vector field, see ``benchmarks/scipy_peer.py``):
    the figures a clearance study reads: first-impact time and speed, and the peak
    penetration and normal force of each of the first impacts (``scipy_peer.impact_figures``);
 3. for each ``solve_ivp`` method, the loosest tolerance (rtol in decades, atol = rtol *
-   atol/rtol of ours) whose error is no larger than ours; the fastest method at that
+   atol/rtol of ours) whose error is no larger than ours, for each peer; the fastest method at that
    accuracy is *the* scipy peer, timed on several sweep points;
 4. our throughput: a clearance x restitution grid through ``ParameterMap`` +
    ``jax.vmap(model.simulate)``, jitted once per chunk size, in chunks (points sorted so
