@@ -1,7 +1,8 @@
-"""Sweep throughput on the Flores benchmark: jit + vmap batched diffrax against scipy.
+"""Sweep throughput on the Flores benchmark: our sweep against two scipy peers.
 
-Issue 4 §7. One run measures, on the same machine and the same model (the compiled JAX
-vector field, see ``benchmarks/scipy_peer.py``):
+The peers: the hand-derived minimal-coordinate model (``benchmarks/minimal_peer.py``) and
+scipy on our compiled JAX vector field (``benchmarks/scipy_peer.py``). One run measures, on
+the same machine:
 
 1. a tight reference of the nominal Flores case (2 revolutions, 24 ms) with diffrax's
    8th-order Dopri8 at rtol = 1e-12, cross-checked by scipy's DOP853 at rtol = 1e-10;
@@ -9,7 +10,7 @@ vector field, see ``benchmarks/scipy_peer.py``):
    the figures a clearance study reads: first-impact time and speed, and the peak
    penetration and normal force of each of the first impacts (``scipy_peer.impact_figures``);
 3. for each ``solve_ivp`` method, the loosest tolerance (rtol in decades, atol = rtol *
-   atol/rtol of ours) whose error is no larger than ours; the fastest method at that
+   atol/rtol of ours) whose error is no larger than ours, for each peer; the fastest method at that
    accuracy is *the* scipy peer, timed on several sweep points;
 4. our throughput: a clearance x restitution grid through ``ParameterMap`` +
    ``jax.vmap(model.simulate)``, jitted once per chunk size, in chunks (points sorted so
@@ -45,6 +46,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import minimal_peer  # noqa: E402
 import scipy_peer  # noqa: E402
 
 import model  # noqa: E402
@@ -104,6 +106,35 @@ def match_scipy_tolerances(mechanism, settings, reference, target_error, methods
         else:
             found[method] = scans[-1] | {"matched": False, "scan": scans}
     return found
+
+
+def match_minimal_tolerances(params, settings, reference, target_error, methods, rtols, atol_ratio, time_cap,
+                             log) -> dict:
+    """The same scan for the minimal-coordinate peer (``benchmarks/minimal_peer.py``)."""
+    found = {}
+    for method in methods:
+        scans = []
+        for rtol in rtols:
+            result = minimal_peer.solve(params, settings.t_end, settings.output_interval, method, rtol, rtol * atol_ratio)
+            error = relative_error(result, reference) if result["success"] else float("inf")
+            scans.append({"rtol": rtol, "atol": rtol * atol_ratio, "error": error, "seconds": result["seconds"],
+                          "nfev": result["nfev"]})
+            log(f"  minimal {method:7s} rtol={rtol:.0e}: error {error:.2e} (target {target_error:.2e}), "
+                f"{result['seconds']:.2f} s, nfev {result['nfev']}")
+            if error <= target_error or result["seconds"] > time_cap:
+                break
+        found[method] = scans[-1] | {"matched": scans[-1]["error"] <= target_error, "scan": scans}
+    return found
+
+
+def fastest_matched(matched: dict) -> tuple[str, dict]:
+    """The fastest method whose error met the target (else the most accurate one)."""
+    candidates = {m: r for m, r in matched.items() if r["matched"]}
+    if not candidates:
+        best = min(matched, key=lambda m: matched[m]["error"])
+        return best, matched[best]
+    fastest = min(candidates, key=lambda m: candidates[m]["seconds"])
+    return fastest, candidates[fastest]
 
 
 # ---------------------------------------------------------------------------- our sweep
@@ -256,6 +287,8 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, default=2, help="timed repetitions (best is kept)")
     parser.add_argument("--methods", nargs="+", default=("RK45", "DOP853", "RK23", "LSODA"))
     parser.add_argument("--rtols", type=float, nargs="+", default=(1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10))
+    parser.add_argument("--minimal-methods", nargs="+", default=("LSODA", "RK45", "DOP853"),
+                        help="solve_ivp methods scanned for the minimal-coordinate peer")
     parser.add_argument("--scipy-points", type=int, default=8, help="sweep points the scipy peer is timed on")
     parser.add_argument("--time-cap", type=float, default=120.0, help="s: stop a method's scan beyond this")
     parser.add_argument("--memory-points", type=int, default=100_000)
@@ -269,6 +302,7 @@ def parse_args(argv=None):
     if args.quick:
         args.t_end, args.grid, args.chunks, args.repeats, args.vmap_chunks = 0.5e-3, (4, 2), (4,), 1, (4,)
         args.methods, args.rtols, args.scipy_points = ("RK45", "DOP853"), (1e-5, 1e-7), 1
+        args.minimal_methods = ("LSODA", "RK45")
         args.memory_points, args.memory_chunk, args.memory_t_end = 2_000, 1_000, 0.05e-3
     return args
 
@@ -322,33 +356,48 @@ def main(argv=None) -> int:
     matched = match_scipy_tolerances(mechanism, settings, reference, target, args.methods, args.rtols,
                                      settings.atol / settings.rtol, args.time_cap, field, log)
     report["scipy_methods"] = matched
-    candidates = {m: r for m, r in matched.items() if r["matched"]}
-    if not candidates:
+    if not any(r["matched"] for r in matched.values()):
         log("no scipy method reached our accuracy; using the most accurate one")
-        candidates = {min(matched, key=lambda m: matched[m]["error"]): min(matched.values(), key=lambda r: r["error"])}
-    fastest = min(candidates, key=lambda m: candidates[m]["seconds"])
-    rtol, atol = candidates[fastest]["rtol"], candidates[fastest]["atol"]
+    fastest, chosen = fastest_matched(matched)
+    rtol, atol = chosen["rtol"], chosen["atol"]
+    # the minimal-coordinate peer: same physics (checked against the reference), own scan
+    base = minimal_peer.SliderCrank()
+    tight = minimal_peer.solve(base, settings.t_end, settings.output_interval, "DOP853", 1e-12, 1e-15)
+    report["reference"]["minimal_DOP853_1e-12_error"] = relative_error(tight, reference)
+    log(f"minimal peer, DOP853 1e-12, against the reference: {report['reference']['minimal_DOP853_1e-12_error']:.1e}")
+    minimal_matched = match_minimal_tolerances(base, settings, reference, target, args.minimal_methods, args.rtols,
+                                               settings.atol / settings.rtol, args.time_cap, log)
+    report["minimal_methods"] = minimal_matched
+    minimal_method, minimal_chosen = fastest_matched(minimal_matched)
     points = sweep_grid(*args.grid)
     timed_indices = np.linspace(0, len(points) - 1, args.scipy_points).round().astype(int)
     timed_points = points[timed_indices]
     parameters = ParameterMap(mechanism, SWEPT_PATHS)
-    scipy_seconds, scipy_steps, scipy_cpu = [], [], []
-    for values in timed_points:
+    scipy_seconds, scipy_steps, scipy_cpu, minimal_seconds = [], [], [], []
+    for values in timed_points:  # the two peers interleaved, so that both see the same load
         member = parameters.apply(mechanism, jnp.asarray(values))
-        best, cpu = np.inf, 0.0
+        best, cpu, best_minimal = np.inf, 0.0, np.inf
         for _ in range(args.repeats):
             cpu_start = cpu_seconds()
             result = scipy_peer.solve_with_scipy(member, settings, fastest, rtol, atol, field=field)
             if result["seconds"] < best:
                 best, cpu = result["seconds"], cpu_seconds() - cpu_start
+            minimal = minimal_peer.solve(base.replace(clearance=float(values[0]), restitution=float(values[1])),
+                                         settings.t_end, settings.output_interval, minimal_method,
+                                         minimal_chosen["rtol"], minimal_chosen["atol"])
+            best_minimal = min(best_minimal, minimal["seconds"])
         scipy_seconds.append(best)
         scipy_steps.append(result["steps"])
         scipy_cpu.append(cpu)
-        log(f"scipy {fastest} rtol={rtol:.0e} at clearance {values[0] * 1e3:.3f} mm, e {values[1]:.3f}: "
-            f"{best:.2f} s, {result['steps']} steps")
+        minimal_seconds.append(best_minimal)
+        log(f"at clearance {values[0] * 1e3:.3f} mm, e {values[1]:.3f}: scipy {fastest} rtol={rtol:.0e} "
+            f"{best:.2f} s, {result['steps']} steps; minimal peer {minimal_method} rtol={minimal_chosen['rtol']:.0e} "
+            f"{best_minimal:.3f} s")
     report["scipy"] = {"method": fastest, "rtol": rtol, "atol": atol, "points": timed_points.tolist(),
                        "seconds": scipy_seconds, "steps": scipy_steps, "cpu_seconds": scipy_cpu,
                        "cores_used": sum(scipy_cpu) / sum(scipy_seconds)}
+    report["minimal"] = {"method": minimal_method, "rtol": minimal_chosen["rtol"], "atol": minimal_chosen["atol"],
+                         "error": minimal_chosen["error"], "points": timed_points.tolist(), "seconds": minimal_seconds}
 
     # 4. our sweep, as the sweep tool runs it: chunks of refilling lanes in worker processes
     ours_runs = []
@@ -368,7 +417,10 @@ def main(argv=None) -> int:
     best_run = max(ours_runs, key=lambda r: r["simulations_per_second"])
     one_core = max((r for r in ours_runs if r["workers"] == 1), key=lambda r: r["simulations_per_second"])
     scipy_rate = scipy_grid_rate(report["scipy"], np.asarray(best_run["steps_per_point"]), timed_indices)
+    minimal_rate = scipy_grid_rate(report["minimal"], np.asarray(best_run["steps_per_point"]), timed_indices)
     report["ours_sweep"] = ours_runs
+    report["ratio_minimal"] = best_run["simulations_per_second"] / minimal_rate
+    report["ratio_minimal_one_core"] = one_core["simulations_per_second"] / minimal_rate
     report["ratio"] = best_run["simulations_per_second"] / scipy_rate
     report["ratio_one_core"] = one_core["simulations_per_second"] / scipy_rate
     report["ratio_per_cpu_second"] = (best_run["simulations_per_second"] / best_run["workers"]) / (
@@ -378,6 +430,8 @@ def main(argv=None) -> int:
         f"{report['scipy']['sample_step_share']:.2f})")
     log(f"RATIO ours/scipy = {report['ratio']:.1f}x ({best_run['workers']} workers; one core "
         f"{report['ratio_one_core']:.1f}x; per CPU-second {report['ratio_per_cpu_second']:.1f}x)")
+    log(f"RATIO ours/minimal peer = {report['ratio_minimal']:.1f}x (one core {report['ratio_minimal_one_core']:.1f}x; "
+        f"minimal peer {1 / minimal_rate:.3f} s per simulation)")
 
     # 5. memory run in its own process
     if not args.skip_memory:
@@ -424,18 +478,29 @@ def jsonable(figures: dict) -> dict:
 
 def markdown(report: dict) -> str:
     scipy, best = report["scipy"], max(report["ours_sweep"], key=lambda r: r["simulations_per_second"])
-    rows = ["| execution | chunk | workers | lanes | sims/s | ratio to scipy | steps mean / max | lane (lockstep) efficiency | compile (s) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    minimal = report["minimal"]
+    rows = ["| execution | chunk | workers | lanes | sims/s | ratio to minimal peer | ratio to scipy on our field | "
+            "steps mean / max | lane (lockstep) efficiency | compile (s) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for run in report["ours_sweep"]:
         rows.append(f"| {run['mode']} | {run['chunk']} | {run['workers']} | {run['lanes']} | "
-                    f"{run['simulations_per_second']:.2f} | {run['simulations_per_second'] / scipy['simulations_per_second']:.1f}x | "
+                    f"{run['simulations_per_second']:.2f} | "
+                    f"{run['simulations_per_second'] / minimal['simulations_per_second']:.1f}x | "
+                    f"{run['simulations_per_second'] / scipy['simulations_per_second']:.1f}x | "
                     f"{run['mean_steps']:.0f} / {run['max_steps']} | {run['lockstep_efficiency']:.2f} | "
                     f"{run['compile_seconds']:.1f} |")
-    methods = ["| method | rtol | error | s / sim | steps | nfev | matched |", "|---|---:|---:|---:|---:|---:|---|"]
-    for name, r in report["scipy_methods"].items():
-        methods.append(f"| {name} | {r['rtol']:.0e} | {r['error']:.2e} | {r['seconds']:.2f} | {r['steps']} | {r['nfev']} | "
-                       f"{'yes' if r['matched'] else 'no'} |")
+    methods = ["| peer | method | rtol | error | s / sim (nominal point) | nfev | matched |",
+               "|---|---|---:|---:|---:|---:|---|"]
+    for peer, key in (("minimal coordinates", "minimal_methods"), ("scipy on our field", "scipy_methods")):
+        for name, r in report[key].items():
+            methods.append(f"| {peer} | {name} | {r['rtol']:.0e} | {r['error']:.2e} | {r['seconds']:.3f} | {r['nfev']} | "
+                           f"{'yes' if r['matched'] else 'no'} |")
     text = [
+        f"**Ratio to the minimal-coordinate peer: {report['ratio_minimal']:.1f}x** (one core "
+        f"{report['ratio_minimal_one_core']:.1f}x): `solve_ivp` {minimal['method']} at rtol {minimal['rtol']:.0e} "
+        f"(error {minimal['error']:.2e}), {minimal['seconds_per_simulation']:.3f} s per simulation over the grid "
+        f"({minimal['simulations_per_second']:.2f} sims/s).",
+        "",
         f"**Ratio: {report['ratio']:.1f}x** simulations per second, ours ({best['mode']}, chunk {best['chunk']}, "
         f"{best['workers']} worker(s)) over scipy `solve_ivp` {scipy['method']} (rtol {scipy['rtol']:.0e}, one "
         f"process) at the same accuracy; on one core {report['ratio_one_core']:.1f}x; per CPU-second "
@@ -448,7 +513,8 @@ def markdown(report: dict) -> str:
         f"{scipy['sample_step_share']:.2f} x our grid mean)",
         f"- accuracy (max relative error of the first-impact figures against diffrax dopri8 at rtol 1e-12): ours "
         f"{report['ours']['error']:.2e} ({report['ours']['solver']}, rtol {report['ours']['rtol']:g}); reference "
-        f"cross-check scipy DOP853 1e-10: {report['reference']['scipy_DOP853_1e-10_error']:.1e}",
+        f"cross-check scipy DOP853 1e-10: {report['reference']['scipy_DOP853_1e-10_error']:.1e}; the minimal peer "
+        f"(DOP853 1e-12) differs from it by {report['reference']['minimal_DOP853_1e-12_error']:.1e}",
         f"- RHS call from Python: {report['rhs_call']['python_call_seconds'] * 1e6:.0f} us; trivial jitted call "
         f"{report['rhs_call']['trivial_jit_call_seconds'] * 1e6:.0f} us; one evaluation inside XLA "
         f"{report['rhs_call']['in_xla_evaluation_seconds'] * 1e6:.1f} us",

@@ -59,11 +59,16 @@ def write_parquet(target: str | os.PathLike, frame) -> None:
 
 
 def save_figure(target: str | os.PathLike, figure) -> None:
-    """Save a matplotlib figure as PNG atomically and close it."""
-    import matplotlib.pyplot as plt
+    """Save a matplotlib figure as PNG atomically and close it.
 
+    A figure laid out by matplotlib's constrained layout already fits its canvas, so it is
+    saved as is; ``bbox_inches="tight"`` would draw it twice (half the saving time)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    constrained = isinstance(figure.get_layout_engine(), ConstrainedLayoutEngine)
     with atomic_path(target) as temporary:
-        figure.savefig(temporary, format="png", dpi=110, bbox_inches="tight")
+        figure.savefig(temporary, format="png", dpi=110, bbox_inches=None if constrained else "tight")
     plt.close(figure)
 
 

@@ -37,7 +37,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.stats import qmc
 
 from pipelines.commands.check import value_in_base
 from pipelines.config import MechanismConfig
@@ -138,6 +137,8 @@ def raw_quantity(si_value: float, unit: str) -> Any:
 
 def unit_samples(kind: str, dimensions: int, samples: int, seed: int) -> np.ndarray:
     """``samples`` points in the unit cube ``[0, 1)^dimensions`` (Latin hypercube or Sobol')."""
+    from scipy.stats import qmc  # imported here: scipy.stats costs ~0.5 s, and grids never need it
+
     engine_type = qmc.LatinHypercube if kind == "lhs" else qmc.Sobol
     try:
         engine = engine_type(dimensions, rng=seed)

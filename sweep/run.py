@@ -31,6 +31,7 @@ lockstep efficiency reported per chunk.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import time
@@ -47,6 +48,8 @@ from model.mechanics.mechanism import Mechanism
 from model.integrate.settings import SolverSettings
 from pipelines.build import ParameterMap
 
+from . import executables
+
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
 NOT_RUN = -1  # result code of a point that was refused before it ran
 CPU_BATCH = 1  # vmap path (derivatives): measured, see the module docstring
@@ -54,7 +57,11 @@ CPU_CHUNK = 128  # points per stored chunk on a CPU: ~10-25 s of Flores work, lo
 CPU_LANES = 32  # refilling lanes per call on a CPU (measured, see the module docstring)
 MIN_CPU_CHUNK = 16  # points per chunk at least, so that a call's lanes have work to refill from
 MEMORY_SHARE = 0.5  # share of an accelerator's memory a batch may take
-MAX_CHUNK = 4096
+MAX_CHUNK = 16384  # points per chunk that memory_chunk_size allows at most
+ACCELERATOR_MAX_CHUNK = 16384  # points per chunk on an accelerator
+ACCELERATOR_MIN_LANES = 1024  # refilling lanes per call on an accelerator, at least ...
+ACCELERATOR_MAX_LANES = 8192  # ... and at most
+ACCELERATOR_POINTS_PER_LANE = 2  # points a lane runs on an accelerator (see default_lanes)
 CACHE_ENV = "CLEARANCE_JAX_CACHE"  # folder of JAX's persistent compilation cache
 
 
@@ -78,13 +85,38 @@ def default_batch_size(derivatives: bool = False) -> int | None:
 
 
 def default_lanes(batch_size: int, platform: str | None = None) -> int:
-    """Refilling lanes per call. On a CPU about a third of the batch (each lane then runs
-    ~3 points, so the lanes that finish early have work), between 4 and ``CPU_LANES``;
-    the whole batch on an accelerator, whose width is free."""
+    """Refilling lanes per call, chosen for the backend (``jax.default_backend()`` unless
+    ``platform`` is given).
+
+    - CPU: about a third of the batch (each lane then runs ~3 points, so the lanes that
+      finish early have work), between 4 and ``CPU_LANES``: a lane step costs the CPU time
+      of its arithmetic, so more lanes than that only lengthen each loop iteration.
+    - Accelerator (GPU, TPU): a loop iteration costs about the same for any width up to
+      thousands of lanes (kernel launches, not arithmetic, set it), so as many lanes as
+      give each lane ~2 points — refilling beats one point per lane when a lane runs fewer
+      points than the slowest point's steps over the mean (~3 on the Flores grid) — at
+      least ``ACCELERATOR_MIN_LANES`` and at most ``ACCELERATOR_MAX_LANES``.
+    """
     platform = platform or jax.default_backend()
-    if platform != "cpu":
-        return batch_size
-    return max(1, min(batch_size, CPU_LANES, max(4, -(-batch_size // 3))))
+    if platform == "cpu":
+        return max(1, min(batch_size, CPU_LANES, max(4, -(-batch_size // 3))))
+    wanted = max(ACCELERATOR_MIN_LANES, -(-batch_size // ACCELERATOR_POINTS_PER_LANE))
+    return max(1, min(batch_size, ACCELERATOR_MAX_LANES, wanted))
+
+
+def default_chunk_size(platform: str, points: int, workers: int, memory_points: int) -> int:
+    """Points per stored chunk, chosen for the backend.
+
+    - CPU with worker processes: an equal share of ``points`` per worker, between
+      ``MIN_CPU_CHUNK`` (so the lanes of a call have points to refill from) and
+      ``CPU_CHUNK`` (so a kill loses little).
+    - Accelerator: as many points as fit in memory (``memory_points``, from
+      :func:`memory_chunk_size`), at most ``ACCELERATOR_MAX_CHUNK``: one wide call keeps
+      the device busy, and each call pays a fixed launch and transfer overhead.
+    """
+    if platform == "cpu":
+        return int(np.clip(-(-points // max(workers, 1)), MIN_CPU_CHUNK, CPU_CHUNK))
+    return int(max(1, min(memory_points, ACCELERATOR_MAX_CHUNK)))
 
 
 # XLA's CPU runtime hands dot products to a multi-threaded Eigen pool; for the tiny dots of
@@ -217,11 +249,13 @@ def compiled_batch(
     batch_size: int,
     derivative_metrics: tuple[str, ...] = (),
     devices: Sequence[jax.Device] | None = None,
+    lanes: int | None = None,
 ) -> tuple[Callable, float]:
     """``f(mechanism, values[len(devices) * batch_size, len(paths)]) -> (PointOutcome,
     step slots[len(devices)])`` compiled ahead of time, and the seconds its compilation took
     (0 when it was compiled before in this process; small when JAX's persistent cache had it).
-    Refilling lanes (``lanes`` per device) unless derivatives are requested.
+    Refilling lanes (``lanes`` per device, default :func:`default_lanes` for the devices'
+    platform) unless derivatives are requested.
 
     With several ``devices`` each gets its own batch through ``jax.shard_map``: every device
     runs its own solve, and nothing is communicated inside it.
@@ -236,16 +270,19 @@ def compiled_batch(
         batch_size,
         tuple(derivative_metrics),
         tuple(str(device) for device in devices),
+        lanes,
     )
     if key in _COMPILED:
         return _COMPILED[key][0], 0.0
     derivative_metrics = tuple(derivative_metrics)
     if derivative_metrics:
+        lanes = None
+
         def batched(mechanism, values):
             outcomes, slots = _lockstep_points(mechanism, values, settings, paths, derivative_metrics)
             return outcomes, slots[None]
     else:
-        lanes = default_lanes(batch_size, devices[0].platform)
+        lanes = lanes or default_lanes(batch_size, devices[0].platform)
 
         def batched(mechanism, values):
             outcomes, slots = simulate_points(mechanism, values, settings, paths, lanes)
@@ -260,11 +297,28 @@ def compiled_batch(
         )
     start = time.perf_counter()
     values = jax.ShapeDtypeStruct((len(devices) * batch_size, len(paths)), jnp.float64)
+    disk_key = _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes)
     with runtime_checks_as_nan():
-        compiled = jax.jit(batched).lower(mechanism, values).compile()
+        if disk_key:
+            compiled = executables.compile_cached(disk_key, batched, (mechanism, values), devices[0])
+        else:
+            compiled = jax.jit(batched).lower(mechanism, values).compile()
     seconds = time.perf_counter() - start
     _COMPILED[key] = (compiled, seconds)
     return compiled, seconds
+
+
+def _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes) -> str | None:
+    """Key of the chunk function in the executable cache (:mod:`sweep.executables`); None
+    (not cached: compiled directly) for several devices or while the cache is off."""
+    if len(devices) != 1 or executables.cache_folder() is None:
+        return None
+    settings_fields = tuple((field.name, getattr(settings, field.name)) for field in dataclasses.fields(settings))
+    leaves = tuple((np.shape(leaf), str(np.asarray(leaf).dtype)) for leaf in jax.tree_util.tree_leaves(mechanism))
+    return executables.executable_key(
+        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), batch_size,
+        tuple(derivative_metrics), lanes, devices[0].platform, devices[0].device_kind,
+    )
 
 
 def memory_chunk_size(mechanism: Mechanism, settings: SolverSettings, device: jax.Device | None = None) -> int:
@@ -315,11 +369,11 @@ def run_batches(
 
 def chunk_runner(
     mechanism: Mechanism, settings: SolverSettings, paths: tuple[str, ...], batch_size: int,
-    derivative_metrics: tuple[str, ...] = (), devices: Sequence[jax.Device] | None = None,
+    derivative_metrics: tuple[str, ...] = (), devices: Sequence[jax.Device] | None = None, lanes: int | None = None,
 ) -> tuple[Callable[..., dict[str, np.ndarray]], float]:
     """``run(values, on_batch=None) -> columns`` for one group, and its compile seconds."""
     devices = tuple(devices) if devices else (jax.devices()[0],)
-    compiled, seconds = compiled_batch(mechanism, settings, paths, batch_size, derivative_metrics, devices)
+    compiled, seconds = compiled_batch(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes)
 
     def run(values: np.ndarray, on_batch: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
         return run_batches(compiled, mechanism, np.asarray(values, dtype=np.float64).reshape(-1, len(paths)),

@@ -26,9 +26,8 @@ from .chunks import costliest_first, split_chunks
 from .design import SweepDesign, parse_design
 from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor
 from .plan import Group, plan_groups
-from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
 from .results import OK, metric_units, results_frame
-from .run import CPU_CHUNK, MIN_CPU_CHUNK, STEP_SLOTS, default_batch_size, memory_chunk_size
+from .run import CPU_CHUNK, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
 from .store import ChunkStore, MemoryStore, fingerprint, git_revision, package_versions
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
@@ -177,9 +176,8 @@ def make_executor(executor: str | object, ray_address: str | None = None, ray_wo
 
 
 def cpu_chunk_size(points: int, workers: int) -> int:
-    """Points per chunk on a CPU: an equal share per worker, between ``MIN_CPU_CHUNK`` (so the
-    lanes of a call have points to refill from) and ``CPU_CHUNK`` (so a kill loses little)."""
-    return int(np.clip(-(-points // max(workers, 1)), MIN_CPU_CHUNK, CPU_CHUNK))
+    """Points per chunk on a CPU with worker processes (:func:`sweep.run.default_chunk_size`)."""
+    return default_chunk_size("cpu", points, workers, CPU_CHUNK)
 
 
 def run_sweep(
@@ -223,8 +221,10 @@ def run_sweep(
                                        dtype=int) for group in runnable_groups}
     if chunk_size is None:
         chunk_size = min((memory_chunk_size(group.mechanism, group.settings) for group in runnable_groups), default=1)
-        if jax.default_backend() == "cpu" and executor in ("auto", "processes"):
-            chunk_size = cpu_chunk_size(sum(map(len, remaining.values())), workers or os.cpu_count() or 1)
+        backend = jax.default_backend()
+        if backend != "cpu" or executor in ("auto", "processes"):
+            chunk_size = default_chunk_size(backend, sum(map(len, remaining.values())), workers or os.cpu_count() or 1,
+                                            chunk_size)
     tasks = [ChunkTask(group.index, positions, group.values[positions])
              for group in runnable_groups for positions in split_chunks(remaining[group.index], chunk_size)]
     total = sum(len(group.points) for group in groups)
@@ -288,15 +288,6 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
     out_dir = Path(out_dir)
     metrics = list(plot_metrics) if plot_metrics else default_plot_metrics(study.base)
     check_plot_metrics(metrics, study.units)
-    continuous = study.continuous_paths
-    figures = {
-        "metrics.png": metrics_figure(study.frame, study.design, continuous, metrics, study.units),
-        "main_effects.png": main_effects_figure(study.frame, study.design, continuous, metrics, study.units),
-    }
-    if study.design.kind == "grid" and len(continuous) >= 2:
-        figures[f"map_{metrics[0]}.png"] = grid_map_figure(study.frame, study.design, continuous, metrics[0], study.units[metrics[0]])
-    if study.sobol is not None:
-        figures["sobol_indices.png"] = sobol_figure(study.sobol, study.design, metrics)
     written = [out_dir / "results.parquet", out_dir / "sweep.json", out_dir / "resolved_config.json"]
     write_parquet(written[0], study.frame)
     write_json(written[1], study.summary())
@@ -308,7 +299,20 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
         with atomic_path(written[-2]) as temporary:
             study.sobol.to_csv(temporary, index=False)
         write_json(written[-1], {"indices": study.sobol.to_dict(orient="records")})
-    for name, figure in figures.items():
-        save_figure(out_dir / name, figure)
+    # the figures last, so the results are on disk before matplotlib is even imported
+    from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
+
+    continuous = study.continuous_paths
+    figures = {
+        "metrics.png": lambda: metrics_figure(study.frame, study.design, continuous, metrics, study.units),
+        "main_effects.png": lambda: main_effects_figure(study.frame, study.design, continuous, metrics, study.units),
+    }
+    if study.design.kind == "grid" and len(continuous) >= 2:
+        figures[f"map_{metrics[0]}.png"] = lambda: grid_map_figure(study.frame, study.design, continuous, metrics[0],
+                                                                   study.units[metrics[0]])
+    if study.sobol is not None:
+        figures["sobol_indices.png"] = lambda: sobol_figure(study.sobol, study.design, metrics)
+    for name, make_figure in figures.items():
+        save_figure(out_dir / name, make_figure())
         written.append(out_dir / name)
     return written

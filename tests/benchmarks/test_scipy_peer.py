@@ -74,6 +74,25 @@ def test_peer_trajectory_matches_diffrax_everywhere(flores, diffrax_figures, fie
     assert peer["steps"] > 0 and peer["nfev"] >= 12 * peer["steps"]
 
 
-def test_call_overhead_reports_positive_times(field):
+def test_compiled_rhs_is_the_model_vector_field(flores, field):
+    """The flat NumPy right-hand side scipy calls is our vector field (same values at a
+    state in flight and one in contact), and rebinding it to another mechanism of the same
+    structure changes the values without recompiling."""
+    import jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
+
+    from pipelines.build import ParameterMap
+
+    mechanism, _ = flores
+    state = model.initial_state(mechanism)
+    in_contact = state._replace(q=state.q.at[6].add(5.05e-4))  # the slider 5 um past the wall
+    for t, probe in ((1e-4, state), (2e-4, in_contact)):
+        expected = np.asarray(ravel_pytree(model.vector_field(t, probe, mechanism))[0])
+        np.testing.assert_allclose(field.rhs(t, np.asarray(ravel_pytree(probe)[0])), expected, rtol=1e-12, atol=1e-12)
+    other = ParameterMap(mechanism, ("joints.pin.clearance",)).apply(mechanism, jnp.array([4e-4]))
+    y = np.asarray(ravel_pytree(in_contact)[0])
+    expected = np.asarray(ravel_pytree(model.vector_field(2e-4, in_contact, other))[0])
+    np.testing.assert_allclose(field.for_mechanism(other).rhs(2e-4, y), expected, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(field.for_mechanism(other).rhs(2e-4, y), field.rhs(2e-4, y))
     overhead = scipy_peer.call_overhead(field, calls=20)
     assert overhead["python_call_seconds"] > 0 and overhead["trivial_jit_call_seconds"] > 0

@@ -103,3 +103,30 @@ def test_compiled_groups_are_reused(config, one_by_one):
     again = run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False, executor="local")
     assert len(run._COMPILED) == compiled and again.runs[0].compile_seconds == 0.0
     np.testing.assert_array_equal(again.frame[METRICS].to_numpy(float), one_by_one.frame[METRICS].to_numpy(float))
+
+
+def test_lanes_are_chosen_per_backend():
+    """A CPU runs a few dozen lanes (a lane step costs arithmetic); a GPU thousands (a loop
+    iteration costs kernel launches, whatever its width), each lane refilled ~2 times."""
+    from sweep.run import ACCELERATOR_MAX_LANES, ACCELERATOR_MIN_LANES, CPU_LANES, default_lanes
+
+    for batch in (1_024, 4_096, 16_384):
+        cpu, gpu = default_lanes(batch, "cpu"), default_lanes(batch, "gpu")
+        assert cpu == CPU_LANES and ACCELERATOR_MIN_LANES <= gpu <= ACCELERATOR_MAX_LANES
+        assert gpu >= batch // 2 or gpu == ACCELERATOR_MAX_LANES  # a lane runs ~2 points at most
+        assert gpu > 10 * cpu
+    assert default_lanes(16_384, "gpu") == ACCELERATOR_MAX_LANES
+    for batch in (1, 7, 100):  # never more lanes than points on either
+        assert default_lanes(batch, "cpu") <= batch and default_lanes(batch, "gpu") == batch
+    assert default_lanes(64, "tpu") == default_lanes(64, "gpu")
+
+
+def test_chunks_are_chosen_per_backend():
+    """CPU: a share per worker process, capped so a kill loses little; GPU: the whole sweep
+    in one call when memory allows."""
+    from sweep.run import ACCELERATOR_MAX_CHUNK, CPU_CHUNK, default_chunk_size
+
+    assert default_chunk_size("cpu", 16_384, 2, memory_points=CPU_CHUNK) == CPU_CHUNK
+    assert default_chunk_size("gpu", 16_384, 1, memory_points=10**6) == ACCELERATOR_MAX_CHUNK == 16_384
+    assert default_chunk_size("gpu", 16_384, 1, memory_points=5_000) == 5_000  # memory bounds it
+    assert default_chunk_size("cpu", 40, 2, memory_points=CPU_CHUNK) == 20
