@@ -63,3 +63,15 @@ def test_cli_refuses_bad_input_and_writes_nothing(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "bodies.beam.flexible.segments" in result.stderr
     assert not out.exists()
+
+
+def test_damping_ratio_is_a_continuous_parameter():
+    """Rayleigh beta = 2 zeta / omega_1 follows the ratio written through the parameter map."""
+    from pipelines.build import ParameterMap
+
+    mechanism = build_mechanism(load_mechanism(CANTILEVER))
+    parameters = ParameterMap(mechanism, ["bodies.beam.flexible.damping_ratio"])
+    changed = parameters.apply(mechanism, [0.1])
+    assert float(parameters.read(changed)[0]) == 0.1
+    ratio = float(changed.beam_chains[0].rayleigh_beta() / mechanism.beam_chains[0].rayleigh_beta())
+    assert ratio == pytest.approx(2.0)
