@@ -19,7 +19,6 @@ from model.contact.normal import ContactLaw
 from model.contact.friction import FrictionLaw
 from model.lubrication import Lubrication
 from model.mechanics.mechanism import (
-    GROUND,
     ClearanceJoint,
     Driver,
     FixedJoint,
@@ -30,6 +29,7 @@ from model.mechanics.mechanism import (
 from model.integrate.settings import SolverSettings
 from model.contact.stiffness import effective_modulus
 
+from .build_flexible import beam_chains, body_layout, point_loads
 from .config import MechanismConfig
 from .errors import ConfigError
 
@@ -38,16 +38,12 @@ def _array(value) -> jnp.ndarray:
     return jnp.asarray(value, dtype=jnp.float64)
 
 
-def _body_index(config: MechanismConfig, name: str) -> int:
-    return GROUND if name == "ground" else [b.name for b in config.bodies].index(name)
-
-
 def _initial_angle(config: MechanismConfig, pair) -> float:
     angles = {b.name: b.angle for b in config.bodies}
     return angles.get(pair[1], 0.0) - angles.get(pair[0], 0.0)
 
 
-def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
+def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
     contact, friction = joint.contact, joint.friction
     hertz = contact.stiffness == "hertz"
     if hertz:
@@ -56,11 +52,14 @@ def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
     else:
         modulus = 0.0
     static_coefficient = friction.coefficient if friction.static_coefficient is None else friction.static_coefficient
+    (journal_body, journal_point), (bearing_body, bearing_point) = (
+        layout.attach(name, point) for name, point in zip(joint.bodies, joint.points)
+    )
     return ClearanceJoint(
-        journal_body=_body_index(config, joint.bodies[0]),
-        bearing_body=_body_index(config, joint.bodies[1]),
-        journal_point=_array(joint.points[0]),
-        bearing_point=_array(joint.points[1]),
+        journal_body=journal_body,
+        bearing_body=bearing_body,
+        journal_point=journal_point,
+        bearing_point=bearing_point,
         bearing_radius=_array(joint.bearing_radius),
         clearance=_array(joint.clearance),
         contact=ContactLaw(
@@ -104,22 +103,22 @@ def build_mechanism(config: MechanismConfig) -> Mechanism:
     """The :class:`~model.mechanics.mechanism.Mechanism` described by a validated config."""
     revolute, prismatic, fixed, clearance = [], [], [], []
     revolute_index: dict[str, int] = {}
+    layout = body_layout(config)
     for joint in config.joints:
-        i, j = (_body_index(config, name) for name in joint.bodies)
+        (i, point_i), (j, point_j) = (layout.attach(name, point) for name, point in zip(joint.bodies, joint.points))
         if joint.type == "revolute":
             revolute_index[joint.name] = len(revolute)
-            revolute.append(RevoluteJoint(i, j, _array(joint.points[0]), _array(joint.points[1])))
+            revolute.append(RevoluteJoint(i, j, point_i, point_j))
         elif joint.type == "prismatic":
             axis = np.asarray(joint.axis, float)
             prismatic.append(
-                PrismaticJoint(i, j, _array(joint.points[0]), _array(joint.points[1]),
+                PrismaticJoint(i, j, point_i, point_j,
                                _array(axis / np.linalg.norm(axis)), _array(_initial_angle(config, joint.bodies)))
             )
         elif joint.type == "fixed":
-            fixed.append(FixedJoint(i, j, _array(joint.points[0]), _array(joint.points[1]),
-                                    _array(_initial_angle(config, joint.bodies))))
+            fixed.append(FixedJoint(i, j, point_i, point_j, _array(_initial_angle(config, joint.bodies))))
         else:
-            clearance.append((joint.name, _clearance_joint(config, joint)))
+            clearance.append((joint.name, _clearance_joint(config, joint, layout)))
     drivers = []
     for driver in config.drivers:
         if driver.joint not in revolute_index:
@@ -134,12 +133,11 @@ def build_mechanism(config: MechanismConfig) -> Mechanism:
                 angle=_array(_initial_angle(config, joint_config.bodies)),
             )
         )
-    positions = np.concatenate([[b.position[0], b.position[1], b.angle] for b in config.bodies])
     return Mechanism(
-        masses=_array([b.mass for b in config.bodies]),
-        inertias=_array([b.inertia for b in config.bodies]),
+        masses=_array(layout.masses),
+        inertias=_array(layout.inertias),
         gravity=_array(config.gravity),
-        initial_positions=_array(positions),
+        initial_positions=_array(layout.positions),
         revolute_joints=tuple(revolute),
         prismatic_joints=tuple(prismatic),
         fixed_joints=tuple(fixed),
@@ -148,9 +146,11 @@ def build_mechanism(config: MechanismConfig) -> Mechanism:
         baumgarte_alpha=_array(config.simulation.baumgarte_alpha),
         baumgarte_beta=_array(config.simulation.baumgarte_beta),
         initial_velocities=config.initial.velocities,
-        body_names=tuple(b.name for b in config.bodies),
+        body_names=tuple(layout.names),
         clearance_names=tuple(name for name, _ in clearance),
         driver_names=tuple(d.name for d in config.drivers),
+        beam_chains=beam_chains(config, layout),
+        loads=point_loads(config, layout),
     )
 
 
@@ -161,7 +161,7 @@ def solver_settings(config: MechanismConfig, **changes) -> SolverSettings:
     settings = dict(
         t_end=simulation.t_end,
         output_interval=simulation.output_interval,
-        solver=model.resolve_solver(simulation.solver),
+        solver=_flexible_auto_solver(config) or model.resolve_solver(simulation.solver),
         rtol=simulation.rtol,
         atol=simulation.atol,
         dtmax=simulation.dtmax,
@@ -169,6 +169,17 @@ def solver_settings(config: MechanismConfig, **changes) -> SolverSettings:
     )
     settings.update(changes)
     return SolverSettings(**settings)
+
+
+# Beam elements are stiff (axial modes near 1e5-1e6 rad/s, Rayleigh damping of the highest
+# modes far above that): an explicit solver needs ~1e-8 s steps, a Rosenbrock one does not.
+FLEXIBLE_AUTO_SOLVER = "rodas5p"
+
+
+def _flexible_auto_solver(config: MechanismConfig) -> str | None:
+    """``solver = "auto"`` on a mechanism with a flexible body of two or more segments."""
+    flexible = any(body.flexible is not None and body.flexible.segments > 1 for body in config.bodies)
+    return FLEXIBLE_AUTO_SOLVER if flexible and config.simulation.solver == "auto" else None
 
 
 # Continuous parameters a path may address: (section, key) -> getter of the leaf.
@@ -196,7 +207,7 @@ def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> t
     ``get(mechanism) -> value`` and ``set(mechanism, value) -> mechanism``.
 
     Supported: ``bodies.B.mass``, ``bodies.B.inertia``, ``joints.J.<clearance key>``
-    (see ``_CLEARANCE_KEYS``), ``drivers.D.speed``, ``drivers.D.torque``,
+    (see ``_CLEARANCE_KEYS``), ``bodies.B.flexible.damping_ratio``, ``drivers.D.speed``, ``drivers.D.torque``,
     ``simulation.baumgarte_alpha``/``baumgarte_beta``.
     """
     section, _, rest = path.partition(".")
@@ -211,6 +222,10 @@ def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> t
             return eqx.tree_at(lambda m_: getattr(m_, field), m, getattr(m, field).at[index].set(value))
 
         return get, set_
+    chains = [chain.name for chain in mechanism.beam_chains]
+    if section == "bodies" and name in chains and key == "flexible.damping_ratio":
+        index = chains.index(name)
+        return _tree_leaf(lambda m: m.beam_chains[index].damping_ratio)
     if section == "joints" and name in mechanism.clearance_names and key in _CLEARANCE_KEYS:
         joint = mechanism.clearance_joints[mechanism.clearance_names.index(name)]
         if key.startswith("lubrication.") and joint.lubrication is None:

@@ -39,7 +39,7 @@ GROUND = "ground"
 OVERRIDE_SOURCE = "--set"
 # Top-level keys of a mechanism; a --set on a pipeline config starting with one of them
 # addresses the base mechanism.
-BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "simulation")
+BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "simulation", "loads")
 
 ContactModel = Literal[
     "hertz", "kelvin_voigt", "hunt_crossley", "lankarani_nikravesh", "flores", "gonthier", "hu_guo", "adams_impact"
@@ -197,14 +197,20 @@ class Material(Section):
     poisson_ratio: PoissonRatio
 
 
+# Flexible bodies and loads (their schema needs the field types above).
+from .config_flexible import Flexible, Load, check_flexible_references  # noqa: E402
+
+
 class Body(Section):
-    """A rigid body; ``position`` is its centre of mass at t = 0 in the ground frame."""
+    """A body; ``position`` is its centre of mass at t = 0 in the ground frame. With
+    ``flexible`` it is a chain of rigid segments (``pipelines/config_flexible.py``)."""
 
     name: Name
     mass: Mass
     inertia: Inertia
     position: Vector
     angle: Angle = 0.0
+    flexible: Flexible | None = None
 
 
 class Contact(Section):
@@ -432,6 +438,7 @@ class MechanismConfig(Section):
     bodies: Annotated[list[Body], Field(min_length=1)]
     joints: list[Joint] = []
     drivers: list[Driver] = []
+    loads: list[Load] = []
     initial: Initial = Initial()
     simulation: Simulation
 
@@ -444,6 +451,7 @@ class MechanismConfig(Section):
         _check_unique_names(self)
         _check_joint_references(self)
         _check_driver_references(self)
+        check_flexible_references(self)
         return self
 
     @property

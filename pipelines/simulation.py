@@ -19,6 +19,7 @@ from model.integrate.trajectory import Trajectory
 from .build import build_mechanism, solver_settings
 from .config import MechanismConfig
 from .errors import ConfigError
+from .flexible_outputs import flexible_columns, flexible_summary
 
 # Initial positions further than this from the joints' constraint manifold are refused
 # (m for positions, rad for angles); smaller violations are projected away with a warning.
@@ -113,6 +114,7 @@ def timeseries_frame(mechanism: Mechanism, trajectory: Trajectory) -> pd.DataFra
         columns[f"{name}.slip_velocity"] = np.asarray(trajectory.slip_velocity[:, k])
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
+    columns.update(flexible_columns(mechanism, trajectory))
     return pd.DataFrame(columns)
 
 
@@ -144,6 +146,7 @@ def summary(run: SimulationRun) -> dict:
         data[f"{name}.max_penetration_over_clearance"] = float(
             np.max(np.asarray(trajectory.penetration[:, k])) / float(mechanism.clearance_joints[k].clearance)
         )
+    data.update(flexible_summary(mechanism, flexible_columns(mechanism, trajectory)))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.ideal is not None:
         data["ideal"] = {

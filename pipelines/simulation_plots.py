@@ -62,11 +62,12 @@ def plot_normal_forces(run: SimulationRun, out: Path) -> None:
 def plot_accelerations(run: SimulationRun, out: Path) -> None:
     """Each body's acceleration against the ideal mechanism's."""
     angle, label = drive_angle(run)
-    bodies = run.mechanism.body_names
+    # Segments of flexible bodies (named "B[k]") are left out: their bodies get their own plot.
+    bodies = [(b, name) for b, name in enumerate(run.mechanism.body_names) if "[" not in name]
     figure, axes = plt.subplots(len(bodies), 2, figsize=(10, 2.6 * len(bodies)), squeeze=False, sharex=True)
-    for b, name in enumerate(bodies):
+    for row, (b, name) in enumerate(bodies):
         for c, component in enumerate(("ax", "ay")):
-            axis = axes[b, c]
+            axis = axes[row, c]
             axis.plot(angle, np.asarray(run.trajectory.qdd[:, 3 * b + c]), lw=0.7, label="clearance")
             if run.ideal is not None:
                 axis.plot(angle, np.asarray(run.ideal.qdd[:, 3 * b + c]), "k", lw=1.2, label="ideal")
@@ -99,8 +100,10 @@ def plot_driver_torques(run: SimulationRun, out: Path) -> None:
 
 def plot_simulation(run: SimulationRun, out: Path) -> list[str]:
     """All plots of a run; returns the file names written."""
-    plot_accelerations(run, out)
-    names = ["accelerations.png"]
+    names = []
+    if any("[" not in name for name in run.mechanism.body_names):
+        plot_accelerations(run, out)
+        names.append("accelerations.png")
     if run.mechanism.clearance_joints:
         plot_orbits(run, out)
         plot_normal_forces(run, out)
@@ -108,4 +111,9 @@ def plot_simulation(run: SimulationRun, out: Path) -> list[str]:
     if run.mechanism.drivers:
         plot_driver_torques(run, out)
         names.append("driver_torque.png")
+    if run.mechanism.beam_chains:
+        from .flexible_outputs import flexible_columns, plot_flexible
+
+        columns = {"t": np.asarray(run.trajectory.t), **flexible_columns(run.mechanism, run.trajectory)}
+        names += [Path(path).name for path in plot_flexible(run.mechanism, columns, out)]
     return names

@@ -17,6 +17,10 @@ from .dynamics import vector_field as vector_field
 from .forces import ContactState as ContactState
 from .forces import contact_forces as contact_forces
 from .forces import joint_kinematics as joint_kinematics
+from .forces import strain_energy as strain_energy
+from .forces import structural_and_load_forces as structural_and_load_forces
+from .flexible import BeamChain as BeamChain
+from .flexible import PointLoad as PointLoad
 from .mechanism import GROUND as GROUND
 from .mechanism import ClearanceJoint as ClearanceJoint
 from .mechanism import Driver as Driver

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
-from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics
+from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics, structural_and_load_forces
 from ..contact.memory import impact_memory_rate
 from .mechanism import GROUND, Mechanism
 
@@ -51,7 +51,7 @@ def evaluate(mechanism: Mechanism, t, state: State) -> Evaluation:
     """Accelerations, multipliers, contact state and driver torques at ``(t, state)``."""
     q, qd = state.q, state.qd
     generalised_contact, contact = contact_forces(mechanism, q, qd, state.impact_memory)
-    applied = gravity_and_torques(mechanism, q) + generalised_contact
+    applied = gravity_and_torques(mechanism, q) + generalised_contact + structural_and_load_forces(mechanism, q, qd)
     inverse_mass = 1.0 / mass_diagonal(mechanism)
     jacobian = constraint_jacobian(mechanism, q, t)
     if jacobian.shape[0]:

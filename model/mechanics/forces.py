@@ -14,6 +14,7 @@ from .constraints import body_pose, point_position
 from ..contact.normal import normal_force
 from ..contact.friction import friction_force
 from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotation
+from .flexible import chain_generalised_forces, chain_strain_energy, load_generalised_force
 from .mechanism import GROUND, ClearanceJoint, Mechanism
 
 
@@ -116,3 +117,18 @@ def gravity_and_torques(mechanism: Mechanism, q) -> Float[Array, " coords"]:
                 if body != GROUND:
                     generalised = generalised.at[3 * body + 2].add(sign * driver.torque)
     return generalised
+
+
+def structural_and_load_forces(mechanism: Mechanism, q, qd) -> Float[Array, " coords"]:
+    """Elastic and damping forces of the flexible bodies' beam elements, and point loads."""
+    generalised = jnp.zeros_like(q)
+    for chain in mechanism.beam_chains:
+        generalised = generalised + chain_generalised_forces(chain, q, qd)
+    for load in mechanism.loads:
+        generalised = generalised + load_generalised_force(load, q)
+    return generalised
+
+
+def strain_energy(mechanism: Mechanism, q) -> Float[Array, ""]:
+    """Elastic energy stored in the beam elements (J)."""
+    return sum((chain_strain_energy(chain, q) for chain in mechanism.beam_chains), start=jnp.zeros((), q.dtype))

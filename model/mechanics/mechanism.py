@@ -20,6 +20,7 @@ from jaxtyping import Array, Float
 from ..contact.normal import ContactLaw
 from ..contact.friction import FrictionLaw
 from ..contact.stiffness import hertz_pin_stiffness
+from .flexible import BeamChain, PointLoad
 
 GROUND = -1
 
@@ -129,6 +130,9 @@ class Mechanism(eqx.Module):
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
     driver_names: tuple[str, ...] = eqx.field(static=True, default=())
+    # Flexible bodies (chains of rigid segments, model/mechanics/flexible.py) and point loads.
+    beam_chains: tuple[BeamChain, ...] = ()
+    loads: tuple[PointLoad, ...] = ()
 
     @property
     def num_bodies(self) -> int:

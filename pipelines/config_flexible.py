@@ -1,0 +1,120 @@
+"""Config schema of flexible bodies and applied loads.
+
+``flexible = {segments, length, material, section = {shape, ...}, shear_factor, damping_ratio}``
+on a body makes it a chain of rigid segments joined by Timoshenko beam elements
+(``docs/flexible.md``). ``[[loads]]`` apply constant forces (ground frame) or torques at
+points of a body's frame (of the undeformed body for a flexible one).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, model_validator
+
+# config.py imports this module after defining its field types and base class.
+from .config import FieldError, Name, PositiveLength, PositiveNumber, Section, SIUnit, Vector, _quantity
+
+DampingRatio = _quantity("dimensionless", ge=0.0, lt=1.0)
+Force = _quantity("force")
+TorqueValue = _quantity("torque")
+
+SECTION_DIMENSIONS = {
+    "rectangle": ("width", "height"),
+    "circle": ("diameter",),
+    "tube": ("outer_diameter", "inner_diameter"),
+}
+
+
+class BeamSection(Section):
+    """Cross-section: ``rectangle`` (``width`` out of the plane, ``height`` in it),
+    ``circle`` (``diameter``) or ``tube`` (``outer_diameter``, ``inner_diameter``)."""
+
+    shape: Literal["rectangle", "circle", "tube"]
+    width: PositiveLength | None = None
+    height: PositiveLength | None = None
+    diameter: PositiveLength | None = None
+    outer_diameter: PositiveLength | None = None
+    inner_diameter: PositiveLength | None = None
+
+    @model_validator(mode="after")
+    def _dimensions_match_shape(self) -> "BeamSection":
+        needed = SECTION_DIMENSIONS[self.shape]
+        for key in needed:
+            if getattr(self, key) is None:
+                raise FieldError([key], f"required for shape {self.shape!r} (give {', '.join(needed)})")
+        for key in {k for keys in SECTION_DIMENSIONS.values() for k in keys} - set(needed):
+            if getattr(self, key) is not None:
+                raise FieldError([key], f"not a dimension of shape {self.shape!r} (give {', '.join(needed)})")
+        if self.shape == "tube" and self.inner_diameter >= self.outer_diameter:
+            raise FieldError(["inner_diameter"], f"must be < outer_diameter ({self.outer_diameter:g} m)")
+        return self
+
+    def dimensions(self) -> dict[str, float]:
+        return {key: getattr(self, key) for key in SECTION_DIMENSIONS[self.shape]}
+
+
+class Flexible(Section):
+    """A body cut into ``segments`` rigid segments along its ``length`` (x of its frame)."""
+
+    segments: Annotated[int, Field(ge=1)]
+    length: PositiveLength
+    material: Name
+    section: BeamSection
+    shear_factor: PositiveNumber | None = None  # default by shape: 1.2, 10/9, 2
+    damping_ratio: DampingRatio = 0.0
+
+
+class ForceLoad(Section):
+    """Constant force (ground frame) at ``point`` (body frame)."""
+
+    name: Name
+    body: Name
+    type: Literal["force"]
+    point: Vector = (0.0, 0.0)
+    value: Annotated[tuple[Force, Force], SIUnit("N")]
+    enabled: bool = True
+
+
+class TorqueLoad(Section):
+    """Constant torque on a body."""
+
+    name: Name
+    body: Name
+    type: Literal["torque"]
+    point: Vector = (0.0, 0.0)
+    value: TorqueValue
+    enabled: bool = True
+
+
+Load = Annotated[Union[ForceLoad, TorqueLoad], Field(discriminator="type")]
+
+# A joint point may sit this far (relative to the length) beyond a flexible body's ends.
+END_TOLERANCE = 1e-9
+
+
+def check_flexible_references(config) -> None:
+    """Materials of flexible bodies exist; loads name bodies; joint and load points lie on
+    the length of the flexible body that holds them."""
+    bodies = {body.name: body for body in config.bodies}
+    for body in config.bodies:
+        if body.flexible is not None and body.flexible.material not in config.materials:
+            raise FieldError(["bodies", body.name, "flexible", "material"],
+                             f"unknown material {body.flexible.material!r}")
+    for load in config.loads:
+        if load.body not in bodies:
+            raise FieldError(["loads", load.name, "body"], f"unknown body {load.body!r}")
+        _check_on_body(bodies[load.body], load.point, ["loads", load.name, "point"])
+    for joint in config.joints:
+        for name, point in zip(joint.bodies, joint.points):
+            if name in bodies:
+                _check_on_body(bodies[name], point, ["joints", joint.name, "points"])
+
+
+def _check_on_body(body, point, key) -> None:
+    if body.flexible is None:
+        return
+    half = body.flexible.length / 2.0
+    if abs(point[0]) > half * (1.0 + END_TOLERANCE):
+        raise FieldError(key, f"x = {point[0]:g} m is outside the length of flexible body {body.name!r} "
+                              f"(-{half:g} m to {half:g} m)")

@@ -1,0 +1,93 @@
+"""Output columns, summary figures and the plot of flexible bodies.
+
+Per flexible body ``B`` (SI): ``B.x, B.y, B.theta`` and their rates and accelerations for
+its reference frame — the centre of mass of its segments and their mean angle (both linear
+in the segment coordinates, so velocities and accelerations are the same averages);
+``B.deflection``, the transverse displacement of the body's midpoint (x = 0 of the
+undeformed body) from the chord of its two end points, positive to the left of the chord
+(from the x = -L/2 end to the x = +L/2 end); ``B.axial_force_k`` (tension positive) and
+``B.bending_moment_k`` at the joint between segments k and k + 1.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from model.mechanics.flexible import section_loads
+from model.mechanics.mechanism import Mechanism
+from model.mechanics.segmentation import holding_segment, segment_centres
+
+
+def _point(q, segment: int, local_x: float) -> np.ndarray:
+    """Ground-frame position of point ``(local_x, 0)`` of a segment, per sample (n, 2)."""
+    x, y, theta = q[:, 3 * segment], q[:, 3 * segment + 1], q[:, 3 * segment + 2]
+    return np.stack([x + local_x * np.cos(theta), y + local_x * np.sin(theta)], axis=1)
+
+
+def midpoint_deflection(q: np.ndarray, segments: tuple[int, ...], element_length: float) -> np.ndarray:
+    """Signed distance (m) of the midpoint from the chord of the end points, per sample."""
+    count = len(segments)
+    half = element_length / 2.0
+    start, end = _point(q, segments[0], -half), _point(q, segments[-1], half)
+    middle = holding_segment(0.0, count * element_length, count)
+    centre = segment_centres(count * element_length, count)[middle]
+    mid = _point(q, segments[middle], -centre)
+    chord = end - start
+    arm = mid - start
+    return (chord[:, 0] * arm[:, 1] - chord[:, 1] * arm[:, 0]) / np.linalg.norm(chord, axis=1)
+
+
+def flexible_columns(mechanism: Mechanism, trajectory) -> dict[str, np.ndarray]:
+    q, qd, qdd = (np.asarray(a) for a in (trajectory.q, trajectory.qd, trajectory.qdd))
+    columns: dict[str, np.ndarray] = {}
+    for chain in mechanism.beam_chains:
+        index = np.asarray(chain.segments)
+        for k, (pos, vel, acc) in enumerate((("x", "vx", "ax"), ("y", "vy", "ay"), ("theta", "omega", "alpha"))):
+            for label, values in ((pos, q), (vel, qd), (acc, qdd)):
+                columns[f"{chain.name}.{label}"] = values[:, 3 * index + k].mean(axis=1)
+        columns[f"{chain.name}.deflection"] = midpoint_deflection(q, chain.segments, float(chain.element_length))
+        axial, moment = jax.vmap(lambda q_, qd_: section_loads(chain, q_, qd_))(trajectory.q, trajectory.qd)
+        for k in range(len(chain.segments) - 1):
+            columns[f"{chain.name}.axial_force_{k}"] = np.asarray(axial[:, k])
+            columns[f"{chain.name}.bending_moment_{k}"] = np.asarray(moment[:, k])
+    return columns
+
+
+def flexible_summary(mechanism: Mechanism, columns: dict[str, np.ndarray]) -> dict[str, float]:
+    """``B.max_abs_deflection`` (m), ``B.max_abs_bending_moment`` (N m), ``B.max_abs_axial_force`` (N)."""
+    summary: dict[str, float] = {}
+    for chain in mechanism.beam_chains:
+        name, elements = chain.name, range(len(chain.segments) - 1)
+        summary[f"{name}.max_abs_deflection"] = float(np.max(np.abs(columns[f"{name}.deflection"])))
+        for kind in ("bending_moment", "axial_force"):
+            peaks = [np.max(np.abs(columns[f"{name}.{kind}_{k}"])) for k in elements]
+            summary[f"{name}.max_abs_{kind}"] = float(max(peaks, default=0.0))
+    return summary
+
+
+def plot_flexible(mechanism: Mechanism, columns: dict[str, np.ndarray], out_dir) -> list[str]:
+    """``<B>_deflection.png``: midpoint deflection and the peak bending moment over time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for chain in mechanism.beam_chains:
+        name = chain.name
+        t = columns["t"]
+        figure, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 5))
+        top.plot(t * 1e3, columns[f"{name}.deflection"] * 1e6)
+        top.set_ylabel("midpoint deflection (µm)")
+        moments = [columns[f"{name}.bending_moment_{k}"] for k in range(len(chain.segments) - 1)]
+        if moments:
+            bottom.plot(t * 1e3, np.max(np.abs(np.stack(moments)), axis=0))
+        bottom.set_ylabel("max |bending moment| (N m)")
+        bottom.set_xlabel("t (ms)")
+        figure.suptitle(f"flexible body {name}")
+        path = f"{out_dir}/{name}_deflection.png"
+        figure.savefig(path, dpi=120)
+        plt.close(figure)
+        written.append(path)
+    return written
