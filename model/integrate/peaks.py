@@ -164,6 +164,12 @@ class PeakTracking(diffrax.AbstractWrappedSolver):
         return self.solver.term_compatible_contr_kwargs
 
     @property
+    def scan_kind(self):
+        # diffrax's adjoints set the Runge-Kutta stage loop's kind for forward-mode autodiff
+        # through ``eqx.tree_at(lambda s: s.scan_kind, ...)``: this reaches the inner solver
+        return self.solver.scan_kind
+
+    @property
     def root_finder(self):
         # diffeqsolve reads the implicit solvers' root finder for its tolerances
         return self.solver.root_finder
