@@ -109,7 +109,8 @@ def summary_metrics(mechanism: Mechanism, trajectory: Trajectory) -> dict[str, A
     for k, name in enumerate(mechanism.clearance_names):
         if trajectory.peaks is not None:
             duration = trajectory.t[-1] - trajectory.t[0]
-            metrics.update({f"{name}.{key}": value for key, value in _peak_metrics(trajectory.peaks, duration, k).items()})
+            peaks = _peak_metrics(trajectory.peaks, duration, k)
+            metrics.update({f"{name}.{key}": value for key, value in peaks.items()})
             continue
         penetration = trajectory.penetration[:, k]
         time, speed = _first_impact(trajectory.t, penetration, trajectory.impact_memory[:, k])

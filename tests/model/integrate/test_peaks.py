@@ -93,7 +93,8 @@ def test_refilling_lanes_carry_the_peaks(flores):
         solution = solve(mechanisms, dataclasses.replace(settings, t_end=SHORT, output_interval=interval), 2)
         assert np.all(np.asarray(solution.result) == 0)
         results.append(solution.map_points(lambda m, t: model.summary_metrics(m, t), mechanisms))
-    references = jax.jit(jax.vmap(model.simulate, (0, None)), static_argnums=1)(mechanisms, tight(settings, SHORT, 1e-4))
+    tight_solve = jax.jit(jax.vmap(model.simulate, (0, None)), static_argnums=1)
+    references = tight_solve(mechanisms, tight(settings, SHORT, 1e-4))
     for point in range(values.shape[0]):
         one = jax.tree_util.tree_map(lambda leaf: leaf[point], mechanisms)
         expected = joint_metrics(one, jax.tree_util.tree_map(lambda leaf: leaf[point], references))
