@@ -1,11 +1,15 @@
 """Summary metrics of a trajectory, as pure JAX (so they batch and differentiate).
 
-Metric names follow the contract (``shared/CONTRACT.md``): per clearance joint ``J``
-``J.max_normal_force`` (N), ``J.max_penetration`` (m), ``J.first_impact_time`` (s),
-``J.first_impact_velocity`` (m/s), ``J.num_impacts``, ``J.contact_fraction``; per body
-``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2). Metrics come from the output samples, so
-events shorter than the output interval can be missed: choose ``output_interval`` below
-the contact period (see ``model/integrate/timescales.py``).
+Per clearance joint ``J``: ``J.max_normal_force`` (N), ``J.max_penetration`` (m),
+``J.first_impact_time`` (s), ``J.first_impact_velocity`` (m/s), ``J.num_impacts``,
+``J.contact_fraction``; per body ``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2).
+
+The joint metrics of a trajectory from :func:`model.simulate` or :func:`model.solve_ensemble`
+come from its :class:`~model.integrate.peaks.Peaks`, reduced over the solver's accepted
+steps on their dense output (``docs/metrics.md``), so they do not depend on
+``output_interval``. For a trajectory without peaks (states from another integrator) and
+for the body accelerations they come from the output samples, where events shorter than
+the output interval can be missed.
 """
 
 from typing import NamedTuple
@@ -15,10 +19,11 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .mechanics.mechanism import Mechanism
+from .integrate.peaks import Peaks
 from .integrate.solve import Trajectory
 from .integrate.timescales import contact_periods
 
-# The contract's metrics (CONTRACT.md), with their dimensions (pipelines.units names).
+# The summary metrics, with their dimensions (pipelines.units names).
 JOINT_METRICS = {
     "max_normal_force": "force",
     "max_penetration": "length",
@@ -85,10 +90,28 @@ def regimes(mechanism: Mechanism, trajectory: Trajectory) -> Regime:
     return Regime(*(jnp.stack(column) for column in zip(*shares)))
 
 
+def _peak_metrics(peaks: Peaks, duration, k: int) -> dict[str, Array]:
+    """Joint ``k``'s metrics from the step-wise peaks (``duration``: simulated time, s)."""
+    found = jnp.isfinite(peaks.first_impact_time[k])
+    return {
+        "max_normal_force": peaks.max_normal_force[k],
+        "max_penetration": peaks.max_penetration[k],
+        "first_impact_time": jnp.where(found, peaks.first_impact_time[k], jnp.nan),
+        "first_impact_velocity": jnp.where(found, peaks.first_impact_velocity[k], jnp.nan),
+        "num_impacts": peaks.num_impacts[k],
+        "contact_fraction": peaks.contact_time[k] / duration,
+    }
+
+
 def summary_metrics(mechanism: Mechanism, trajectory: Trajectory) -> dict[str, Array]:
-    """The contract's summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``."""
+    """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``."""
     metrics = {}
     for k, name in enumerate(mechanism.clearance_names):
+        if trajectory.peaks is not None:
+            duration = trajectory.t[-1] - trajectory.t[0]
+            peaks = _peak_metrics(trajectory.peaks, duration, k)
+            metrics.update({f"{name}.{key}": value for key, value in peaks.items()})
+            continue
         penetration = trajectory.penetration[:, k]
         time, speed = _first_impact(trajectory.t, penetration, trajectory.impact_memory[:, k])
         metrics[f"{name}.max_normal_force"] = jnp.max(trajectory.normal_force[:, k])

@@ -35,6 +35,7 @@ from jaxtyping import Array, Float, Int, PyTree
 
 from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
 from ..mechanics.mechanism import Mechanism
+from .peaks import Peaks, initial_peaks, update_peaks
 from .solve import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
 
 _SUCCESS = 0
@@ -57,6 +58,7 @@ class _Lane(eqx.Module):
     steps: Int[Array, ""]
     rejected: Int[Array, ""]
     result: Int[Array, ""]
+    peaks: Peaks  # contact peaks of the accepted steps (model/integrate/peaks.py)
 
 
 class _Saves(NamedTuple):
@@ -77,6 +79,7 @@ class EnsembleSolution(eqx.Module):
     steps: Int[Array, " points"]
     rejected_steps: Int[Array, " points"]
     result: Int[Array, " points"]  # diffrax.RESULTS index; 0 = successful
+    peaks: Peaks  # [points, joints]
     iterations: Int[Array, ""]  # iterations of the shared loop
     lanes: int = eqx.field(static=True)  # lanes the loop ran (at most one per point)
 
@@ -98,10 +101,10 @@ class EnsembleSolution(eqx.Module):
         vmapped."""
 
         def one(point):
-            mechanism, ys, steps, rejected, result = point
-            return function(mechanism, trajectory_from_states(mechanism, self.ts, ys, steps, rejected, result))
+            mechanism, ys, steps, rejected, result, peaks = point
+            return function(mechanism, trajectory_from_states(mechanism, self.ts, ys, steps, rejected, result, peaks))
 
-        return jax.lax.map(one, (mechanisms, self.ys, self.steps, self.rejected_steps, self.result))
+        return jax.lax.map(one, (mechanisms, self.ys, self.steps, self.rejected_steps, self.result, self.peaks))
 
     def trajectories(self, mechanisms: Mechanism) -> Trajectory:
         """Every point's :class:`~model.Trajectory`, fields with a leading points axis."""
@@ -149,7 +152,7 @@ class _Integrator(eqx.Module):
         tnext = jnp.minimum(tnext, self.t1)
         zero = jnp.zeros((), jnp.int64)
         return _Lane(point, mechanism, t0, tnext, y0, self._initial_solver_state(t0, tnext, y0, mechanism),
-                     controller_state, zero, zero, zero, zero)
+                     controller_state, zero, zero, zero, zero, initial_peaks(mechanism, y0))
 
     def _initial_solver_state(self, t0, t1, y0, mechanism: Mechanism) -> PyTree:
         """The solver state of a fresh lane, with an FSAL solver's first derivative
@@ -199,8 +202,13 @@ class _Integrator(eqx.Module):
             _select(keep_step, y, lane.y), _select(keep_step, solver_state, lane.solver_state),
             controller_state, save_stop.astype(lane.save_index.dtype), steps,
             lane.rejected + jnp.where(keep_step, 0, 1).astype(lane.rejected.dtype), result.astype(lane.result.dtype),
+            _select(keep_step, self._step_peaks(lane, dense_info), lane.peaks),
         )
         return lane, saves
+
+    def _step_peaks(self, lane: _Lane, dense_info) -> Peaks:
+        interpolation = self.solver.interpolation_cls(t0=lane.tprev, t1=lane.tnext, **dense_info)
+        return update_peaks(lane.peaks, lane.mechanism, interpolation, lane.tprev, lane.tnext)
 
     def interpolate(self, saves: _Saves, index) -> Float[Array, " n"]:
         interpolator = self.solver.interpolation_cls(t0=saves.t0, t1=saves.t1, **saves.dense_info)
@@ -255,8 +263,12 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
         lane_state, stats, queued = carry
         finished = (lane_state.point < num_points) & ~integrator.running(lane_state, num_points)
         rows = jnp.where(finished, lane_state.point, num_points)  # out of range: dropped
-        stats = tuple(column.at[rows].set(value, mode="drop") for column, value in
-                      zip(stats, (lane_state.steps, lane_state.rejected, lane_state.result)))
+        counters, peaks = stats
+        counters = tuple(column.at[rows].set(value, mode="drop") for column, value in
+                         zip(counters, (lane_state.steps, lane_state.rejected, lane_state.result)))
+        peaks = jax.tree_util.tree_map(lambda column, value: column.at[rows].set(value, mode="drop"),
+                                       peaks, lane_state.peaks)
+        stats = (counters, peaks)
         next_points = queued + jnp.cumsum(finished) - 1
         next_points = jnp.where(finished & (next_points < num_points), next_points, num_points)
         fresh = jax.vmap(integrator.start)(next_points, *point_inputs(next_points))
@@ -279,11 +291,13 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
     lane_state = jax.vmap(integrator.start)(first, *point_inputs(first))
     ys = jax.tree_util.tree_map(
         lambda leaf: jnp.full((num_points, output_times.size) + leaf.shape[1:], jnp.inf, leaf.dtype), y0s)
-    stats = tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3))
+    peaks = jax.tree_util.tree_map(lambda leaf: jnp.zeros((num_points,) + leaf.shape[1:], leaf.dtype),
+                                   lane_state.peaks)
+    stats = (tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3)), peaks)
     carry = (lane_state, ys, stats, jnp.asarray(lanes, jnp.int64), jnp.zeros((), jnp.int64))
-    _, ys, (steps, rejected, result), _, iterations = jax.lax.while_loop(cond, body, carry)
+    _, ys, ((steps, rejected, result), peaks), _, iterations = jax.lax.while_loop(cond, body, carry)
     ys = unflatten_state(ys, len(mechanisms.clearance_joints))
-    return EnsembleSolution(output_times, ys, steps, rejected, result, iterations, lanes)
+    return EnsembleSolution(output_times, ys, steps, rejected, result, peaks, iterations, lanes)
 
 
 def simulate_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int = 16) -> Trajectory:

@@ -17,6 +17,7 @@ from jaxtyping import ArrayLike
 from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
 from ..mechanics.mechanism import Mechanism
 from .chord import root_finder
+from .peaks import PeakTracking
 from .settings import EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, SOLVERS, SolverSettings
 from .step_bound import OpenJointStepBound
 from .step_guard import RejectNonFinite
@@ -89,20 +90,21 @@ def solve(
     """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``.
 
     The integrator steps the flattened state (:func:`model.mechanics.dynamics.flat_vector_field`);
-    the returned solution's ``ys`` is a :class:`State` again.
+    the returned solution's ``ys`` is a :class:`State` again, and its ``solver_state`` holds
+    the contact peaks of the accepted steps (:class:`model.integrate.peaks.PeakTracking`).
     ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
     work-precision sweep compiles once per solver.
     """
     y0 = initial_state(mechanism) if y0 is None else y0
     solution = diffrax.diffeqsolve(
         _terms(settings.solver, flat_vector_field),
-        make_solver(settings, rtol, atol),
+        PeakTracking(make_solver(settings, rtol, atol)),
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,
         y0=flatten_state(y0),
         args=mechanism,
-        saveat=diffrax.SaveAt(ts=settings.output_times()),
+        saveat=diffrax.SaveAt(ts=settings.output_times(), solver_state=True),
         stepsize_controller=make_controller(mechanism, settings, rtol, atol),
         max_steps=settings.max_steps,
         adjoint=_adjoint(settings.adjoint),
@@ -114,7 +116,8 @@ def solve(
 def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | None = None,
              atol: ArrayLike | None = None) -> Trajectory:
     """Solve and post-process: accelerations, contact forces and driver torques at every
-    output time, from the saved states (no extra integration).
+    output time, from the saved states (no extra integration), and the contact peaks of
+    the accepted steps (:mod:`model.integrate.peaks`).
 
     A failed solve (``max_steps`` reached, step size collapse, Newton failure) returns a
     non-zero ``result`` and the states diffrax leaves after the failure (``inf``); it
@@ -123,5 +126,5 @@ def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | N
     solution = solve(mechanism, settings, rtol=rtol, atol=atol)
     return trajectory_from_states(
         mechanism, solution.ts, solution.ys, solution.stats["num_steps"], solution.stats["num_rejected_steps"],
-        solution.result._value,
+        solution.result._value, PeakTracking.peaks(solution.solver_state),
     )

@@ -10,6 +10,7 @@ from jaxtyping import Array, Float, Int
 
 from ..mechanics.dynamics import State, evaluate
 from ..mechanics.mechanism import Mechanism
+from .peaks import Peaks
 
 class Trajectory(eqx.Module):
     """A solved trajectory sampled at the output times (SI units).
@@ -35,9 +36,13 @@ class Trajectory(eqx.Module):
     steps: Int[Array, ""]
     rejected_steps: Int[Array, ""]
     result: Int[Array, ""]  # diffrax.RESULTS index; 0 = successful
+    # contact peaks reduced over the accepted steps (model/integrate/peaks.py); None when
+    # the states came from elsewhere, and the metrics then use the output samples
+    peaks: Peaks | None = None
 
 
-def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, rejected_steps=0, result=0) -> Trajectory:
+def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, rejected_steps=0, result=0,
+                           peaks: Peaks | None = None) -> Trajectory:
     """Accelerations, contact forces and driver torques at the saved ``states``: the
     post-processing of :func:`simulate`, also used for states from other integrators."""
     outputs = jax.vmap(lambda t_, y_: evaluate(mechanism, t_, y_))(t, states)
@@ -59,6 +64,7 @@ def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, reje
         steps=jnp.asarray(steps),
         rejected_steps=jnp.asarray(rejected_steps),
         result=jnp.asarray(result),
+        peaks=peaks,
     )
 
 

@@ -1,0 +1,203 @@
+"""Contact peaks reduced over the accepted steps of a solve, independent of the output grid.
+
+The summary metrics of a clearance joint (largest normal force and penetration, first
+impact time and closing speed, number of impacts, share of time in contact) are reduced
+here from the solver's own dense output on every accepted step, instead of from the
+output samples, so they hold to the integrator's tolerance whatever ``output_interval``.
+
+On a step ``[t0, t1]`` the step's interpolant ``y(t)`` (diffrax's ``interpolation_cls``,
+4th order for Tsit5) is sampled at ``SUBDIVISIONS + 1`` equally spaced times, and per joint:
+
+- a maximum (penetration ``delta``, normal force ``F_n``) is refined by the vertex of the
+  parabola through the largest sample and its two neighbours, evaluated on the
+  interpolant (successive parabolic interpolation, Brent 1973, ch. 5);
+- the first impact is the first sub-interval where ``delta`` turns positive; its time is
+  the secant estimate corrected by ``NEWTON_ITERATIONS`` Newton steps with the exact rate
+  ``d delta / dt`` (the joint's normal rate), and its speed the normal rate there;
+- an impact is an onset (``delta <= 0`` then ``> 0``) between consecutive samples;
+- the time in contact adds each sub-interval's positive share of a linear ``delta``.
+
+Pure JAX: ``jit``, ``vmap`` and forward- and reverse-mode derivatives go through it (divisions
+are guarded by the double-``where``).
+"""
+
+from __future__ import annotations
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ..contact.normal import normal_force
+from ..mechanics.dynamics import unflatten_state
+from ..mechanics.forces import joint_kinematics
+from ..mechanics.mechanism import Mechanism
+
+SUBDIVISIONS = 4
+NEWTON_ITERATIONS = 2
+
+
+class Peaks(eqx.Module):
+    """Running per-joint reductions of a solve (SI units; clearance joints on the last axis).
+
+    ``first_impact_time`` is ``inf`` (and ``first_impact_velocity`` ``nan``) until a joint
+    first closes.
+    """
+
+    max_normal_force: Float[Array, " joints"]  # N
+    max_penetration: Float[Array, " joints"]  # m
+    first_impact_time: Float[Array, " joints"]  # s
+    first_impact_velocity: Float[Array, " joints"]  # m/s, closing speed at the onset
+    num_impacts: Float[Array, " joints"]
+    contact_time: Float[Array, " joints"]  # s
+
+
+def contact_values(mechanism: Mechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
+    """``[penetration (m), normal rate (m/s), normal force (N)]`` of every clearance joint."""
+    state = unflatten_state(flat_state, len(mechanism.clearance_joints))
+    if not mechanism.clearance_joints:
+        return jnp.zeros((3, 0), flat_state.dtype)
+    rows = []
+    for index, joint in enumerate(mechanism.clearance_joints):
+        kinematics = joint_kinematics(joint, state.q, state.qd)
+        force = normal_force(joint.contact_law(), kinematics.penetration, kinematics.normal_rate,
+                             state.impact_memory[index])
+        rows.append(jnp.stack([kinematics.penetration, kinematics.normal_rate, force]))
+    return jnp.stack(rows, axis=1)
+
+
+def initial_peaks(mechanism: Mechanism, flat_state: Float[Array, " n"]) -> Peaks:
+    """The reductions at ``t = 0``; a joint that starts in contact counts one impact at 0."""
+    penetration, rate, force = contact_values(mechanism, flat_state)
+    touching = penetration > 0.0
+    return Peaks(
+        max_normal_force=force,
+        max_penetration=penetration,
+        first_impact_time=jnp.where(touching, 0.0, jnp.inf),
+        first_impact_velocity=jnp.where(touching, rate, jnp.nan),
+        num_impacts=touching.astype(flat_state.dtype),
+        contact_time=jnp.zeros_like(penetration),
+    )
+
+
+def _safe_divide(numerator, denominator):
+    nonzero = denominator != 0.0
+    return jnp.where(nonzero, numerator / jnp.where(nonzero, denominator, 1.0), 0.0)
+
+
+def _parabola_vertex(samples: Float[Array, " s"]) -> Float[Array, ""]:
+    """Fractional sample index of the maximum of the parabola through the largest sample
+    and its neighbours (centre kept off the ends), clipped to those three samples."""
+    centre = jnp.clip(jnp.argmax(samples), 1, samples.size - 2)
+    left, middle, right = samples[centre - 1], samples[centre], samples[centre + 1]
+    curvature = left - 2.0 * middle + right
+    offset = _safe_divide(0.5 * (left - right), jnp.where(curvature < 0.0, curvature, 0.0))
+    return centre + jnp.clip(offset, -1.0, 1.0)
+
+
+def update_peaks(peaks: Peaks, mechanism: Mechanism, interpolation, t0, t1) -> Peaks:
+    """``peaks`` after the step ``[t0, t1]`` whose dense output is ``interpolation``
+    (anything with ``evaluate(t) -> flat state``)."""
+    if not mechanism.clearance_joints:
+        return peaks
+    h = t1 - t0
+    fractions = jnp.linspace(0.0, 1.0, SUBDIVISIONS + 1, dtype=h.dtype)
+    times = t0 + fractions * h
+    values = jax.vmap(lambda t: contact_values(mechanism, interpolation.evaluate(t)))(times)  # [s, 3, joints]
+    penetration, force = values[:, 0, :], values[:, 2, :]
+    at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
+
+    def refined_max(samples, row):
+        vertex_times = t0 + jax.vmap(_parabola_vertex, in_axes=1)(samples) / SUBDIVISIONS * h
+        refined = jnp.diagonal(jax.vmap(at)(vertex_times)[:, row, :])  # each joint at its vertex
+        return jnp.maximum(jnp.max(samples, axis=0), refined)
+
+    onsets = (penetration[:-1] <= 0.0) & (penetration[1:] > 0.0)  # [subdivisions, joints]
+    first_onset = jnp.argmax(onsets, axis=0)
+    joints = jnp.arange(penetration.shape[1])
+    before, after = penetration[first_onset, joints], penetration[first_onset + 1, joints]
+    low = times[first_onset]
+    share = jnp.clip(_safe_divide(-before, after - before), 0.0, 1.0)
+    onset_time = low + share * h / SUBDIVISIONS
+    for _ in range(NEWTON_ITERATIONS):
+        values_at = jax.vmap(at)(onset_time)
+        delta = jnp.diagonal(values_at[:, 0, :])
+        rate = jnp.diagonal(values_at[:, 1, :])
+        onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
+    onset_rate = jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
+    new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
+
+    positive = jnp.maximum(penetration, 0.0)
+    span = jnp.abs(penetration[1:] - penetration[:-1])
+    contact_share = jnp.where((penetration[:-1] > 0.0) & (penetration[1:] > 0.0), 1.0,
+                              _safe_divide(positive[:-1] + positive[1:], span))
+    return Peaks(
+        max_normal_force=jnp.maximum(peaks.max_normal_force, refined_max(force, 2)),
+        max_penetration=jnp.maximum(peaks.max_penetration, refined_max(penetration, 0)),
+        first_impact_time=jnp.where(new_impact, onset_time, peaks.first_impact_time),
+        first_impact_velocity=jnp.where(new_impact, onset_rate, peaks.first_impact_velocity),
+        num_impacts=peaks.num_impacts + jnp.sum(onsets, axis=0),
+        contact_time=peaks.contact_time + jnp.sum(contact_share, axis=0) * h / SUBDIVISIONS,
+    )
+
+
+class PeakTracking(diffrax.AbstractWrappedSolver):
+    """Wraps a diffrax solver and carries :class:`Peaks` in its solver state: diffrax keeps
+    a step's solver state only when the step is accepted, so the peaks reduce exactly the
+    accepted steps. ``args`` of the solve must be the :class:`Mechanism` and the state the
+    flat vector of :func:`model.mechanics.dynamics.flatten_state`; read the result with
+    ``SaveAt(solver_state=True)`` and :meth:`peaks`."""
+
+    solver: diffrax.AbstractSolver
+
+    @property
+    def term_structure(self):
+        return self.solver.term_structure
+
+    @property
+    def interpolation_cls(self):  # pyright: ignore
+        return self.solver.interpolation_cls
+
+    @property
+    def term_compatible_contr_kwargs(self):
+        return self.solver.term_compatible_contr_kwargs
+
+    @property
+    def scan_kind(self):
+        # diffrax's adjoints set the Runge-Kutta stage loop's kind for forward-mode autodiff
+        # through ``eqx.tree_at(lambda s: s.scan_kind, ...)``: this reaches the inner solver
+        return self.solver.scan_kind
+
+    @property
+    def root_finder(self):
+        # diffeqsolve reads the implicit solvers' root finder for its tolerances
+        return self.solver.root_finder
+
+    def order(self, terms):
+        return self.solver.order(terms)
+
+    def strong_order(self, terms):
+        return self.solver.strong_order(terms)
+
+    def error_order(self, terms):
+        return self.solver.error_order(terms)
+
+    def init(self, terms, t0, t1, y0, args):
+        return self.solver.init(terms, t0, t1, y0, args), initial_peaks(args, y0)
+
+    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        inner_state, peaks = solver_state
+        y1, y_error, dense_info, inner_state, result = self.solver.step(
+            terms, t0, t1, y0, args, inner_state, made_jump)
+        interpolation = self.solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
+        peaks = update_peaks(peaks, args, interpolation, t0, t1)
+        return y1, y_error, dense_info, (inner_state, peaks), result
+
+    def func(self, terms, t0, y0, args):
+        return self.solver.func(terms, t0, y0, args)
+
+    @staticmethod
+    def peaks(solver_state) -> Peaks:
+        """The :class:`Peaks` in a final solver state of this solver."""
+        return solver_state[1]
