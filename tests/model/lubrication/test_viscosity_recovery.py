@@ -40,7 +40,7 @@ def test_levenberg_marquardt_recovers_the_viscosity_from_the_slider_acceleration
 
     start = jnp.log(0.7 * TRUE_VISCOSITY)
     assert float(jnp.max(jnp.abs(residuals(start, None)))) > 1e-3  # the record does see the oil
-    solution = optx.least_squares(residuals, optx.LevenbergMarquardt(rtol=1e-6, atol=1e-9), start,
+    solution = optx.least_squares(residuals, optx.LevenbergMarquardt(rtol=1e-8, atol=1e-10), start,
                                   max_steps=20, throw=False)
     recovered = float(jnp.exp(solution.value))
     print(f"recovered {recovered:.6g} Pa s in {int(solution.stats['num_steps'])} steps")
