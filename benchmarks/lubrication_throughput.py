@@ -21,7 +21,7 @@ rtol 1e-11, atol 1e-14, through the same lanes). Compilation is excluded from th
 
 Run from the repository root::
 
-    python benchmarks/lubrication_throughput.py                 # 16 points, 6 ms (half a revolution)
+    python benchmarks/lubrication_throughput.py                 # 16 points, 3 ms (a quarter revolution)
     python benchmarks/lubrication_throughput.py --quick         # smoke run: 4 points, 1 ms
 """
 
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--viscosities", type=int, default=4)
     parser.add_argument("--clearances", type=int, default=4)
-    parser.add_argument("--t-end", type=float, default=6e-3, help="s (default 6 ms, half a revolution)")
+    parser.add_argument("--t-end", type=float, default=3e-3, help="s (default 3 ms, a quarter revolution)")
     parser.add_argument("--lanes", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 x 2 points, 1 ms, 1 repeat")
