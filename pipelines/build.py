@@ -55,6 +55,9 @@ def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
     else:
         modulus = 0.0
     static_coefficient = friction.coefficient if friction.static_coefficient is None else friction.static_coefficient
+    # The law's own defaults for velocities the config leaves out, as array leaves so that
+    # sweeps and fits can still address them.
+    stiction_velocity, dynamic_velocity = friction.velocities
     return ClearanceJoint(
         journal_body=_body_index(config, joint.bodies[0]),
         bearing_body=_body_index(config, joint.bodies[1]),
@@ -75,8 +78,8 @@ def _clearance_joint(config: MechanismConfig, joint) -> ClearanceJoint:
             model=friction.model,
             coefficient=_array(friction.coefficient),
             static_coefficient=_array(static_coefficient),
-            stiction_velocity=_array(friction.stiction_velocity),
-            dynamic_velocity=_array(friction.dynamic_velocity),
+            stiction_velocity=_array(stiction_velocity),
+            dynamic_velocity=_array(dynamic_velocity),
         ),
         effective_modulus=_array(modulus),
         stiffness_factor=_array(contact.stiffness_factor),

@@ -32,6 +32,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from model.contact.friction import DEFAULT_FRICTION_VELOCITIES, FRICTION_LAWS
+from model.contact.normal import NORMAL_FORCE_LAWS
+
 from .errors import ConfigError
 from .units import UnitError, quantity_to_si, si_unit, stiffness_unit
 
@@ -41,10 +44,9 @@ OVERRIDE_SOURCE = "--set"
 # addresses the base mechanism.
 BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "simulation")
 
-ContactModel = Literal[
-    "hertz", "kelvin_voigt", "hunt_crossley", "lankarani_nikravesh", "flores", "gonthier", "hu_guo", "adams_impact"
-]
-FrictionModel = Literal["none", "coulomb_tanh", "ambrosio", "static_dynamic"]
+# The law names come from the model's registries: a new law class is a new allowed name.
+ContactModel = Literal[NORMAL_FORCE_LAWS]
+FrictionModel = Literal[FRICTION_LAWS]
 SolverName = Literal[
     "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5",
     "rodas4", "rodas5p",
@@ -223,22 +225,35 @@ class Contact(Section):
 
 
 class Friction(Section):
-    """Tangential contact law of a clearance joint (REFERENCE.md section 3)."""
+    """Tangential contact law of a clearance joint (see ``docs/contact_models.md``).
+
+    ``stiction_velocity`` and ``dynamic_velocity`` left out take the law's own defaults
+    (:data:`model.contact.friction.DEFAULT_FRICTION_VELOCITIES`).
+    """
 
     model: FrictionModel = "none"
     coefficient: NonNegativeNumber = 0.0
     static_coefficient: NonNegativeNumber | None = None
-    stiction_velocity: PositiveVelocity = 1e-3
-    dynamic_velocity: PositiveVelocity = 1.5e-3
+    stiction_velocity: PositiveVelocity | None = None
+    dynamic_velocity: PositiveVelocity | None = None
+
+    @property
+    def velocities(self) -> tuple[float, float]:
+        """``(stiction_velocity, dynamic_velocity)`` in m/s, the law's defaults filled in."""
+        default_stiction, default_dynamic = DEFAULT_FRICTION_VELOCITIES[self.model]
+        stiction = default_stiction if self.stiction_velocity is None else self.stiction_velocity
+        dynamic = default_dynamic if self.dynamic_velocity is None else self.dynamic_velocity
+        return stiction, dynamic
 
     @model_validator(mode="after")
     def _ordered_velocities(self) -> "Friction":
         """The transition laws go from stiction_velocity up to dynamic_velocity."""
         uses_transition = self.model in ("ambrosio", "static_dynamic")
-        if uses_transition and self.dynamic_velocity <= self.stiction_velocity:
+        stiction, dynamic = self.velocities
+        if uses_transition and dynamic <= stiction:
             raise FieldError(
                 ["dynamic_velocity"],
-                f"must be > stiction_velocity ({self.stiction_velocity:g} m/s), got {self.dynamic_velocity:g} m/s",
+                f"must be > stiction_velocity ({stiction:g} m/s), got {dynamic:g} m/s",
             )
         return self
 

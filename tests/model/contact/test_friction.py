@@ -91,3 +91,15 @@ def test_jit_vmap():
 def test_unknown_model_refused():
     with pytest.raises(ValueError, match="unknown friction law"):
         FrictionLaw("coulomb")
+
+
+def test_registry_names_every_law_once():
+    from model.contact import FRICTION_LAW_CLASSES, AbstractFrictionLaw
+
+    assert FRICTION_LAWS == tuple(FRICTION_LAW_CLASSES)
+    for name, cls in FRICTION_LAW_CLASSES.items():
+        assert issubclass(cls, AbstractFrictionLaw) and cls.name == name
+        stiction, dynamic = cls.default_velocities
+        assert 0.0 < stiction <= dynamic
+    with pytest.raises(ValueError, match="unknown friction law"):
+        FrictionLaw("no_such_law")
