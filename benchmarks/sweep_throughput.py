@@ -1,6 +1,6 @@
 """Sweep throughput on the Flores benchmark: jit + vmap batched diffrax against scipy.
 
-Issue 4 §7. One run measures, on the same machine and the same model (the compiled JAX
+One run measures, on the same machine and the same model (the compiled JAX
 vector field, see ``benchmarks/scipy_peer.py``):
 
 1. a tight reference of the nominal Flores case (2 revolutions, 24 ms) with diffrax's

@@ -1,6 +1,6 @@
 """Summary metrics of a trajectory, as pure JAX (so they batch and differentiate).
 
-Metric names follow the contract (``shared/CONTRACT.md``): per clearance joint ``J``
+Metric names follow the contract: per clearance joint ``J``
 ``J.max_normal_force`` (N), ``J.max_penetration`` (m), ``J.first_impact_time`` (s),
 ``J.first_impact_velocity`` (m/s), ``J.num_impacts``, ``J.contact_fraction``; per body
 ``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2). Metrics come from the output samples, so
@@ -18,7 +18,7 @@ from .mechanics.mechanism import Mechanism
 from .integrate.solve import Trajectory
 from .integrate.timescales import contact_periods
 
-# The contract's metrics (CONTRACT.md), with their dimensions (pipelines.units names).
+# The output contract's metrics, with their dimensions (pipelines.units names).
 JOINT_METRICS = {
     "max_normal_force": "force",
     "max_penetration": "length",

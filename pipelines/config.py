@@ -1,4 +1,4 @@
-"""Mechanism configs: TOML in, validated SI values out (contract: ``shared/CONTRACT.md``).
+"""Mechanism configs: TOML in, validated SI values out.
 
 Quantities are strings with units (``"0.5 mm"``), converted to SI floats once, here. Any value
 can be overridden by a dotted path in which array entries are addressed by their ``name``
@@ -634,15 +634,22 @@ def get_by_path(raw: dict, path: str, source: str) -> Any:
     return _walk(raw, _split_path(path, source), path, source)
 
 
-def set_by_path(raw: dict, path: str, value: Any, source: str) -> dict:
+def set_by_path(raw: dict, path: str, value: Any, source: str, create_tables: bool = False) -> dict:
     """A deep copy of ``raw`` with ``value`` at the dotted path.
 
     Every segment but the last must exist; the last may be a new key of an existing table
-    (validation then judges it).
+    (validation then judges it). With ``create_tables``, missing tables on the way are
+    created too (a pipeline's optional sections, e.g. ``loss.windows`` in a file without
+    ``[loss]``); the pipeline's schema then judges the new keys.
     """
     segments = _split_path(path, source)
     result = copy.deepcopy(raw)
-    parent = _walk(result, segments[:-1], path, source)
+    parent: Any = result
+    for depth, segment in enumerate(segments[:-1]):
+        if create_tables and isinstance(parent, dict) and segment not in parent:
+            parent[segment] = {}
+        container, key = _raw_child(parent, segment, ".".join(segments[:depth]), path, source)
+        parent = container[key]
     leaf = segments[-1]
     if isinstance(parent, dict):
         parent[leaf] = copy.deepcopy(value)
@@ -833,7 +840,7 @@ def _load_pipeline_raw(path: str | Path, overrides: Sequence[str]) -> tuple[dict
             base = set_by_path(base, override, value, OVERRIDE_SOURCE)
             origins[override] = (str(path), " (value from --set)")
         else:
-            pipeline = set_by_path(pipeline, override, value, OVERRIDE_SOURCE)
+            pipeline = set_by_path(pipeline, override, value, OVERRIDE_SOURCE, create_tables=True)
     return pipeline, base, origins
 
 

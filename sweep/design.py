@@ -1,6 +1,6 @@
 """The ``[sweep]`` table of a pipeline config, and the parameter points it describes.
 
-Format (contract: ``shared/spec/sweep_example.toml``)::
+Format (``configs/sweep_example.toml``)::
 
     [sweep]
     design = "grid"            # grid | lhs | sobol
@@ -187,7 +187,7 @@ def parse_design(pipeline: Mapping[str, Any], base: MechanismConfig, source: str
     _refuse_unknown(pipeline, PIPELINE_KEYS, "", source)
     table = pipeline.get("sweep")
     if not isinstance(table, dict):
-        raise ConfigError(source, "sweep", "required table is missing (see spec/sweep_example.toml)")
+        raise ConfigError(source, "sweep", "required table is missing (see configs/sweep_example.toml)")
     _refuse_unknown(table, SWEEP_KEYS, "sweep", source)
     kind = table.get("design", "grid")
     if kind not in DESIGNS:

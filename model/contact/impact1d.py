@@ -22,7 +22,7 @@ from .normal import ContactLaw, normal_force
 from .memory import impact_memory_rate
 
 # Integration settings: the contact period T ~ 2 pi sqrt(m_eff/K_lin) sets every scale.
-_STEPS_PER_PERIOD = 50  # dtmax = T / 50 (seed 000 §4.3: 1/20 to 1/50 of T)
+_STEPS_PER_PERIOD = 50  # dtmax = T / 50 (1/20 to 1/50 of T resolves the impact)
 _FLIGHT_PERIODS = 0.1  # initial gap flown in T/10
 _CONTACT_PERIODS = 4.0  # time allowed for compression + restitution (> T/2 elastic)
 _RTOL, _ATOL = 1e-10, 1e-13
@@ -36,7 +36,7 @@ def hertz_contact_period(
 
     ``K_lin = n K delta_max^(n-1)`` is the tangent stiffness at the elastic maximum
     penetration ``delta_max = ((n+1) m_eff v^2 / (2 K))^(1/(n+1))`` (energy balance); the
-    impact itself lasts roughly ``T/2`` (seed 000 §4.3).
+    impact itself lasts roughly ``T/2``.
     """
     max_penetration = ((exponent + 1.0) * effective_mass * approach_speed**2 / (2.0 * stiffness)) ** (
         1.0 / (exponent + 1.0)

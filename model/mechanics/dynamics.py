@@ -1,6 +1,6 @@
 """Equations of motion in absolute coordinates and consistent initial conditions.
 
-``[M Phi_q^T; Phi_q 0] [qdd; lambda] = [Q; gamma]`` (seed 000 §3; Nikravesh 1988), solved
+``[M Phi_q^T; Phi_q 0] [qdd; lambda] = [Q; gamma]`` (Nikravesh 1988), solved
 at every evaluation; clearance joints enter ``Q`` as contact forces only.
 """
 

@@ -25,7 +25,7 @@ from ..config import (
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si, si_unit
 
-# timeseries.parquet columns (CONTRACT.md), per body / clearance joint / driver.
+# timeseries.parquet columns of the output contract, per body / clearance joint / driver.
 BODY_SIGNALS = ("x", "y", "theta", "vx", "vy", "omega", "ax", "ay", "alpha")
 JOINT_SIGNALS = ("ex", "ey", "penetration", "normal_force", "tangential_force", "slip_velocity")
 DRIVER_SIGNALS = ("torque",)

@@ -1,4 +1,4 @@
-"""A tolerance-design config (``spec/optimize_example.toml``) read into a :class:`DesignProblem`.
+"""A tolerance-design config (``configs/optimize_example.toml``) read into a :class:`DesignProblem`.
 
 Format (the spec's keys, plus optional ones this project adds)::
 

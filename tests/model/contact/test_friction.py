@@ -53,7 +53,7 @@ def test_continuous(name):
 
 def test_static_dynamic_shape():
     law = LAWS["static_dynamic"]
-    assert float(friction_coefficient(law, 1.0e-3)) == pytest.approx(0.15)  # mu_s at v_s (seed 004)
+    assert float(friction_coefficient(law, 1.0e-3)) == pytest.approx(0.15)  # mu_s at v_s
     assert float(friction_coefficient(law, 1.5e-3)) == pytest.approx(0.10)  # mu_d at v_d
     assert float(friction_coefficient(law, 1.25e-3)) == pytest.approx(0.125)  # haversine midpoint
     # STEP(v, -v_s, -mu_s, v_s, mu_s) at v = v_s/2: D = 0.75, D^2 (3 - 2D) = 0.84375

@@ -46,7 +46,7 @@ def test_ideal_slider_kinematics_match_analytic(flores, ideal_run):
     np.testing.assert_allclose(trajectory.q[:, slider], x, rtol=1e-6)
     np.testing.assert_allclose(trajectory.qd[:, slider], v, atol=1e-6 * np.max(np.abs(v)))
     np.testing.assert_allclose(trajectory.qdd[:, slider], a, atol=1e-6 * np.max(np.abs(a)))
-    # the published peak: r w^2 (1 + r/L) = 19,419 m/s^2 (REFERENCE.md §5 A)
+    # the published peak: r w^2 (1 + r/L) = 19,419 m/s^2 (docs/reference.md)
     assert np.max(np.abs(trajectory.qdd[:, slider])) == pytest.approx(19419, rel=1e-4)
 
 
