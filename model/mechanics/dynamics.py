@@ -8,7 +8,8 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+import optimistix as optx
+from jaxtyping import Array, Bool, Float
 
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
 from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics
@@ -146,16 +147,36 @@ def flat_vector_field(t, flat: Float[Array, " n"], mechanism: Mechanism) -> Floa
     return flatten_state(vector_field(t, unflatten_state(flat, len(mechanism.clearance_joints)), mechanism))
 
 
-def project_positions(mechanism: Mechanism, q, t=0.0, iterations: int = 8) -> Float[Array, " coords"]:
-    """Minimum-norm Gauss-Newton projection of ``q`` onto ``Phi(q, t) = 0``."""
+class Projection(NamedTuple):
+    """Positions projected onto the constraints, and whether the projection converged."""
+
+    positions: Float[Array, " coords"]
+    converged: Bool[Array, ""]
+
+
+def project_onto_constraints(mechanism: Mechanism, q, t=0.0, max_steps: int = 32) -> Projection:
+    """Gauss–Newton projection of ``q`` onto ``Phi(q, t) = 0`` (``optimistix.GaussNewton``).
+
+    Each step is the minimum-norm least-squares correction (QR of the constraint Jacobian),
+    so a redundant or under-determined set moves the coordinates as little as it can. The
+    iteration stops once a step changes ``q`` by less than ``1e-12`` (relative, absolute in
+    m or rad); ``converged`` is False when it did not within ``max_steps`` steps.
+    """
     t = jnp.asarray(t, q.dtype)
+    if not constraints(mechanism, q, t).size:
+        return Projection(q, jnp.asarray(True))
+    solution = optx.least_squares(
+        lambda q_, _: constraints(mechanism, q_, t), optx.GaussNewton(rtol=1e-12, atol=1e-12), q,
+        max_steps=max_steps, throw=False,
+    )
+    residual = jnp.max(jnp.abs(constraints(mechanism, solution.value, t)))
+    converged = (solution.result == optx.RESULTS.successful) & (residual < 1e-9)
+    return Projection(solution.value, converged)
 
-    def newton_step(q, _):
-        residual = constraints(mechanism, q, t)
-        correction = jnp.linalg.lstsq(constraint_jacobian(mechanism, q, t), -residual)[0]
-        return q + correction, None
 
-    return jax.lax.scan(newton_step, q, None, length=iterations)[0] if constraints(mechanism, q, t).size else q
+def project_positions(mechanism: Mechanism, q, t=0.0) -> Float[Array, " coords"]:
+    """The positions of :func:`project_onto_constraints` (check ``converged`` there)."""
+    return project_onto_constraints(mechanism, q, t).positions
 
 
 def initial_state(mechanism: Mechanism) -> State:
