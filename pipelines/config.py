@@ -561,6 +561,26 @@ def _model_child(node: Any, segment: str, path: str, source: str) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+def si_value_in_base(
+    base: "MechanismConfig", path: str, value: Any, file: str, key: str, require_number: bool = False
+) -> Any:
+    """The SI value ``path`` takes in ``base`` when set to ``value`` (integers as floats).
+
+    A value the mechanism refuses is a :class:`ConfigError` naming ``file: key`` (the
+    pipeline's key, not the mechanism's); ``require_number`` also refuses a named choice.
+    """
+    try:
+        converted = base.with_values({path: value}, source=file).si_value(path)
+    except ConfigError as error:
+        where = "" if error.key == path else f"{error.key}: "
+        raise ConfigError(file, key, f"{path} = {value!r} is refused: {where}{error.message}") from None
+    if isinstance(converted, int) and not isinstance(converted, bool):
+        converted = float(converted)
+    if require_number and not isinstance(converted, float):
+        raise ConfigError(file, key, f"{path} is not a number in the base (got {converted!r})")
+    return converted
+
+
 def load_toml(path: str | Path) -> dict:
     """Read a TOML file; a missing file or a syntax error is a :class:`ConfigError`."""
     try:

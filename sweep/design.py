@@ -39,8 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.stats import qmc
 
-from pipelines.commands.check import value_in_base
-from pipelines.config import MechanismConfig
+from pipelines.config import MechanismConfig, si_value_in_base
 from pipelines.errors import ConfigError
 from pipelines.units import UnitError, quantity_to_si
 
@@ -264,7 +263,7 @@ def _parse_parameter(entry: dict, key: str, kind: str, base: MechanismConfig, so
 def _parse_range(bounds: Any, base: MechanismConfig, path: str, scale: str, source: str, key: str) -> tuple[float, float]:
     if not isinstance(bounds, list) or len(bounds) != 2:
         raise ConfigError(source, key, f"expected [lower, upper], got {bounds!r}")
-    low, high = (si_in_base(base, path, bound, source, key) for bound in bounds)
+    low, high = (si_value_in_base(base, path, bound, source, key) for bound in bounds)
     if not all(isinstance(v, float) for v in (low, high)) or not low < high:
         raise ConfigError(source, key, f"expected [lower, upper] with numbers and lower < upper, got {[low, high]} (SI)")
     if scale == "log" and not low > 0.0:
@@ -272,18 +271,11 @@ def _parse_range(bounds: Any, base: MechanismConfig, path: str, scale: str, sour
     return low, high
 
 
-def si_in_base(base: MechanismConfig, path: str, value: Any, source: str, key: str) -> Any:
-    """The SI value ``path`` takes in the base when set to ``value`` (integers as floats); a
-    refused value is a :class:`ConfigError` naming ``key`` (``clearance check``'s rule)."""
-    converted = value_in_base(base, path, value, source, key)
-    return float(converted) if isinstance(converted, int) and not isinstance(converted, bool) else converted
-
-
 def _level(base: MechanismConfig, path: str, value: Any, unit: str, source: str, key: str, defer: bool) -> Level:
     """``value`` as a :class:`Level`; with ``defer``, a value the base refuses is kept (with
     its error) when it at least converts to the path's unit."""
     try:
-        return Level(si_in_base(base, path, value, source, key), value)
+        return Level(si_value_in_base(base, path, value, source, key), value)
     except ConfigError as error:
         if not defer:
             raise
