@@ -29,6 +29,7 @@ def optimum(tmp_path_factory):
     return out, json.loads((out / "optimum.json").read_text())
 
 
+@pytest.mark.slow  # the optimize run: search, Pareto and verification sweeps
 def test_optimum_json_follows_the_contract(optimum):
     _, report = optimum
     assert set(report["design"]) == {"joints.pin.clearance"}
@@ -43,6 +44,7 @@ def test_optimum_json_follows_the_contract(optimum):
     assert len(report["search"]["history"]) == 2 and len(report["pareto"]) == 2
 
 
+@pytest.mark.slow  # the optimize run: search, Pareto and verification sweeps
 def test_recommended_band_and_fits_are_consistent(optimum):
     _, report = optimum
     band = report["recommended_clearance"]["pin"]
@@ -53,6 +55,7 @@ def test_recommended_band_and_fits_are_consistent(optimum):
         assert fit["within_band"] == (low >= band["min_clearance"] and high <= band["max_clearance"] + 1e-12)
 
 
+@pytest.mark.slow  # the optimize run: search, Pareto and verification sweeps
 def test_outputs_are_written(optimum):
     out, report = optimum
     for name in ("pareto.png", "history.png", "verification.png"):
