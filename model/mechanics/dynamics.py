@@ -174,9 +174,20 @@ def project_onto_constraints(mechanism: Mechanism, q, t=0.0, max_steps: int = 32
     return Projection(solution.value, converged)
 
 
-def project_positions(mechanism: Mechanism, q, t=0.0) -> Float[Array, " coords"]:
-    """The positions of :func:`project_onto_constraints` (check ``converged`` there)."""
-    return project_onto_constraints(mechanism, q, t).positions
+def project_positions(mechanism: Mechanism, q, t=0.0, iterations: int = 8) -> Float[Array, " coords"]:
+    """Minimum-norm Gauss–Newton projection of ``q`` onto ``Phi(q, t) = 0``, as a fixed
+    number of steps: the form :func:`initial_state` differentiates (forward and reverse
+    mode alike). :func:`project_onto_constraints` runs the same iteration to convergence and
+    says whether it got there; the pipelines check configured positions with it first.
+    """
+    t = jnp.asarray(t, q.dtype)
+
+    def newton_step(q, _):
+        residual = constraints(mechanism, q, t)
+        correction = jnp.linalg.lstsq(constraint_jacobian(mechanism, q, t), -residual)[0]
+        return q + correction, None
+
+    return jax.lax.scan(newton_step, q, None, length=iterations)[0] if constraints(mechanism, q, t).size else q
 
 
 def initial_state(mechanism: Mechanism) -> State:
