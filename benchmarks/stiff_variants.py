@@ -1,7 +1,7 @@
-"""Stiff variants of seed 000's low-speed slider-crank (persistent contact): does a stiff
+"""Stiff variants of the low-speed slider-crank (persistent contact): does a stiff
 solver win anywhere? The evidence behind ``solver = "auto"`` (``model/integrate/solver_choice.py``).
 
-Each variant stiffens the contact of seed 000 (Hertz stiffness x1e4 and x1e6, or a linear
+Each variant stiffens the contact of (Hertz stiffness x1e4 and x1e6, or a linear
 1e12 N/m law) and sets its restitution (0.9 lightly damped, 0.05 heavily damped); the
 ratio output interval / contact period runs from tens to thousands. Every solver runs at
 each rtol (atol = 1e-3 rtol) without the contact-period step bound (``dtmax_contact_share =
@@ -34,7 +34,7 @@ import model  # noqa: E402
 import scipy_peer  # noqa: E402
 from work_precision import ATOL_PER_RTOL, SIMULATE, timed  # noqa: E402
 
-CONFIG = REPOSITORY / "configs" / "seed000_slider_crank.toml"
+CONFIG = REPOSITORY / "configs" / "low_speed_slider_crank.toml"
 LINEAR = ("joints.pin.contact.exponent=1.0", 'joints.pin.contact.stiffness="1e12 N/m"')
 VARIANTS = {
     "hertz x1e4 e0.9": ("joints.pin.contact.stiffness_factor=1e4", "joints.pin.contact.restitution=0.9"),
@@ -45,7 +45,7 @@ VARIANTS = {
     "linear 1e12 N/m e0.05": (*LINEAR, "joints.pin.contact.restitution=0.05"),
 }
 REFERENCE = dict(solver="dopri8", rtol=1e-10)
-REFERENCE_BOUND = 0.2  # share of the contact period, as a fixed dtmax on every step (the default until stop 12)
+REFERENCE_BOUND = 0.2  # share of the contact period, as a fixed dtmax on every step (the simpler alternative)
 
 
 def solve(mechanism, settings, rtol: float, repeats: int):

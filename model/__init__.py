@@ -17,15 +17,18 @@ Importing this package enables JAX float64 (``model/_config.py``).
 from . import _config as _config
 from .contact import FRICTION_LAWS as FRICTION_LAWS
 from .contact import NORMAL_FORCE_LAWS as NORMAL_FORCE_LAWS
+from .contact import AbstractFrictionLaw as AbstractFrictionLaw
+from .contact import AbstractNormalLaw as AbstractNormalLaw
 from .contact import ContactLaw as ContactLaw
 from .contact import FrictionLaw as FrictionLaw
 from .contact import adams_damping_max as adams_damping_max
+from .contact import cubic_step as cubic_step
 from .contact import damping_from_adams as damping_from_adams
 from .contact import damping_to_adams as damping_to_adams
 from .contact import effective_modulus as effective_modulus
 from .contact import friction_coefficient as friction_coefficient
 from .contact import friction_force as friction_force
-from .contact import haversine as haversine
+from .contact import haversine_step as haversine_step
 from .contact import hertz_contact_period as hertz_contact_period
 from .contact import hertz_pin_stiffness as hertz_pin_stiffness
 from .contact import hysteresis_factor as hysteresis_factor
@@ -36,7 +39,6 @@ from .contact import normal_force as normal_force
 from .contact import obtained_restitution as obtained_restitution
 from .contact import palmgren_stiffness as palmgren_stiffness
 from .contact import simulate_impact as simulate_impact
-from .contact import step as step
 from .contact import stiffness_from_adams as stiffness_from_adams
 from .contact import stiffness_to_adams as stiffness_to_adams
 from .geometry import ContactKinematics as ContactKinematics

@@ -55,6 +55,9 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
     (journal_body, journal_point), (bearing_body, bearing_point) = (
         layout.attach(name, point) for name, point in zip(joint.bodies, joint.points)
     )
+    # The law's own defaults for velocities the config leaves out, as array leaves so that
+    # sweeps and fits can still address them.
+    stiction_velocity, dynamic_velocity = friction.velocities
     return ClearanceJoint(
         journal_body=journal_body,
         bearing_body=bearing_body,
@@ -75,8 +78,8 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
             model=friction.model,
             coefficient=_array(friction.coefficient),
             static_coefficient=_array(static_coefficient),
-            stiction_velocity=_array(friction.stiction_velocity),
-            dynamic_velocity=_array(friction.dynamic_velocity),
+            stiction_velocity=_array(stiction_velocity),
+            dynamic_velocity=_array(dynamic_velocity),
         ),
         effective_modulus=_array(modulus),
         stiffness_factor=_array(contact.stiffness_factor),

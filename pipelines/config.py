@@ -1,10 +1,14 @@
-"""Mechanism configs: TOML in, validated SI values out (contract: ``shared/CONTRACT.md``).
+"""Mechanism configs: TOML in, validated SI values out.
 
 Quantities are strings with units (``"0.5 mm"``), converted to SI floats once, here. Any value
 can be overridden by a dotted path in which array entries are addressed by their ``name``
 (``joints.pin.contact.restitution``); a plain integer segment addresses an array entry by its
 position (``gravity.1``). Every bad input becomes one :class:`~pipelines.errors.ConfigError`
 naming the file and the dotted key.
+
+This module is over 400 lines because field types, the mechanism schema, dotted paths with
+``--set`` and the error messages change together; its natural split is a ``pipelines/config/``
+package with one module for each of those four.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from model.contact.friction import DEFAULT_FRICTION_VELOCITIES, FRICTION_LAWS
+from model.contact.normal import NORMAL_FORCE_LAWS
+
 from .errors import ConfigError
 from .units import UnitError, quantity_to_si, si_unit, stiffness_unit
 
@@ -41,10 +48,9 @@ OVERRIDE_SOURCE = "--set"
 # addresses the base mechanism.
 BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "simulation", "loads")
 
-ContactModel = Literal[
-    "hertz", "kelvin_voigt", "hunt_crossley", "lankarani_nikravesh", "flores", "gonthier", "hu_guo", "adams_impact"
-]
-FrictionModel = Literal["none", "coulomb_tanh", "ambrosio", "static_dynamic"]
+# The law names come from the model's registries: a new law class is a new allowed name.
+ContactModel = Literal[NORMAL_FORCE_LAWS]
+FrictionModel = Literal[FRICTION_LAWS]
 BearingModel = Literal["short_bearing", "long_bearing", "finite_bearing"]
 SolverName = Literal[
     "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5",
@@ -255,22 +261,35 @@ class Contact(Section):
 
 
 class Friction(Section):
-    """Tangential contact law of a clearance joint (REFERENCE.md section 3)."""
+    """Tangential contact law of a clearance joint (see ``docs/contact_models.md``).
+
+    ``stiction_velocity`` and ``dynamic_velocity`` left out take the law's own defaults
+    (:data:`model.contact.friction.DEFAULT_FRICTION_VELOCITIES`).
+    """
 
     model: FrictionModel = "none"
     coefficient: NonNegativeNumber = 0.0
     static_coefficient: NonNegativeNumber | None = None
-    stiction_velocity: PositiveVelocity = 1e-3
-    dynamic_velocity: PositiveVelocity = 1.5e-3
+    stiction_velocity: PositiveVelocity | None = None
+    dynamic_velocity: PositiveVelocity | None = None
+
+    @property
+    def velocities(self) -> tuple[float, float]:
+        """``(stiction_velocity, dynamic_velocity)`` in m/s, the law's defaults filled in."""
+        default_stiction, default_dynamic = DEFAULT_FRICTION_VELOCITIES[self.model]
+        stiction = default_stiction if self.stiction_velocity is None else self.stiction_velocity
+        dynamic = default_dynamic if self.dynamic_velocity is None else self.dynamic_velocity
+        return stiction, dynamic
 
     @model_validator(mode="after")
     def _ordered_velocities(self) -> "Friction":
         """The transition laws go from stiction_velocity up to dynamic_velocity."""
         uses_transition = self.model in ("ambrosio", "static_dynamic")
-        if uses_transition and self.dynamic_velocity <= self.stiction_velocity:
+        stiction, dynamic = self.velocities
+        if uses_transition and dynamic <= stiction:
             raise FieldError(
                 ["dynamic_velocity"],
-                f"must be > stiction_velocity ({self.stiction_velocity:g} m/s), got {self.dynamic_velocity:g} m/s",
+                f"must be > stiction_velocity ({stiction:g} m/s), got {dynamic:g} m/s",
             )
         return self
 
@@ -595,6 +614,26 @@ def _model_child(node: Any, segment: str, path: str, source: str) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+def si_value_in_base(
+    base: "MechanismConfig", path: str, value: Any, file: str, key: str, require_number: bool = False
+) -> Any:
+    """The SI value ``path`` takes in ``base`` when set to ``value`` (integers as floats).
+
+    A value the mechanism refuses is a :class:`ConfigError` naming ``file: key`` (the
+    pipeline's key, not the mechanism's); ``require_number`` also refuses a named choice.
+    """
+    try:
+        converted = base.with_values({path: value}, source=file).si_value(path)
+    except ConfigError as error:
+        where = "" if error.key == path else f"{error.key}: "
+        raise ConfigError(file, key, f"{path} = {value!r} is refused: {where}{error.message}") from None
+    if isinstance(converted, int) and not isinstance(converted, bool):
+        converted = float(converted)
+    if require_number and not isinstance(converted, float):
+        raise ConfigError(file, key, f"{path} is not a number in the base (got {converted!r})")
+    return converted
+
+
 def load_toml(path: str | Path) -> dict:
     """Read a TOML file; a missing file or a syntax error is a :class:`ConfigError`."""
     try:
@@ -668,15 +707,22 @@ def get_by_path(raw: dict, path: str, source: str) -> Any:
     return _walk(raw, _split_path(path, source), path, source)
 
 
-def set_by_path(raw: dict, path: str, value: Any, source: str) -> dict:
+def set_by_path(raw: dict, path: str, value: Any, source: str, create_tables: bool = False) -> dict:
     """A deep copy of ``raw`` with ``value`` at the dotted path.
 
     Every segment but the last must exist; the last may be a new key of an existing table
-    (validation then judges it).
+    (validation then judges it). With ``create_tables``, missing tables on the way are
+    created too (a pipeline's optional sections, e.g. ``loss.windows`` in a file without
+    ``[loss]``); the pipeline's schema then judges the new keys.
     """
     segments = _split_path(path, source)
     result = copy.deepcopy(raw)
-    parent = _walk(result, segments[:-1], path, source)
+    parent: Any = result
+    for depth, segment in enumerate(segments[:-1]):
+        if create_tables and isinstance(parent, dict) and segment not in parent:
+            parent[segment] = {}
+        container, key = _raw_child(parent, segment, ".".join(segments[:depth]), path, source)
+        parent = container[key]
     leaf = segments[-1]
     if isinstance(parent, dict):
         parent[leaf] = copy.deepcopy(value)
@@ -876,7 +922,7 @@ def _load_pipeline_raw(path: str | Path, overrides: Sequence[str]) -> tuple[dict
             base = set_by_path(base, override, value, OVERRIDE_SOURCE)
             origins[override] = (str(path), " (value from --set)")
         else:
-            pipeline = set_by_path(pipeline, override, value, OVERRIDE_SOURCE)
+            pipeline = set_by_path(pipeline, override, value, OVERRIDE_SOURCE, create_tables=True)
     return pipeline, base, origins
 
 

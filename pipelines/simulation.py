@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 import model
-from model.mechanics.dynamics import project_positions
+from model.mechanics.dynamics import project_onto_constraints
 from model.mechanics.mechanism import Mechanism
 from model.integrate.settings import SolverSettings
 from model.integrate.trajectory import Trajectory
@@ -49,7 +49,14 @@ def check_initial_positions(config: MechanismConfig, mechanism: Mechanism) -> No
     initial eccentricities are applied afterwards by :func:`model.initial_state`.
     """
     given = np.asarray(mechanism.initial_positions)
-    projected = np.asarray(project_positions(mechanism.idealised(), mechanism.initial_positions))
+    projection = project_onto_constraints(mechanism.idealised(), mechanism.initial_positions)
+    if not bool(projection.converged):
+        raise ConfigError(
+            config.source, "bodies",
+            "the initial positions cannot be projected onto the joints (Gauss-Newton did not converge); "
+            "check the body positions, joint points and drivers",
+        )
+    projected = np.asarray(projection.positions)
     for body, (dx, dy, dtheta) in zip(mechanism.body_names, (projected - given).reshape(-1, 3)):
         shift = float(np.hypot(dx, dy))
         if not np.isfinite(shift) or shift > POSITION_TOLERANCE or abs(dtheta) > ANGLE_TOLERANCE:

@@ -1,6 +1,6 @@
 """The ``[sweep]`` table of a pipeline config, and the parameter points it describes.
 
-Format (contract: ``shared/spec/sweep_example.toml``)::
+Format (``configs/sweep_example.toml``)::
 
     [sweep]
     design = "grid"            # grid | lhs | sobol
@@ -38,8 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pipelines.commands.check import value_in_base
-from pipelines.config import MechanismConfig
+from pipelines.config import MechanismConfig, si_value_in_base
 from pipelines.errors import ConfigError
 from pipelines.units import UnitError, quantity_to_si
 
@@ -188,7 +187,7 @@ def parse_design(pipeline: Mapping[str, Any], base: MechanismConfig, source: str
     _refuse_unknown(pipeline, PIPELINE_KEYS, "", source)
     table = pipeline.get("sweep")
     if not isinstance(table, dict):
-        raise ConfigError(source, "sweep", "required table is missing (see spec/sweep_example.toml)")
+        raise ConfigError(source, "sweep", "required table is missing (see configs/sweep_example.toml)")
     _refuse_unknown(table, SWEEP_KEYS, "sweep", source)
     kind = table.get("design", "grid")
     if kind not in DESIGNS:
@@ -265,7 +264,7 @@ def _parse_parameter(entry: dict, key: str, kind: str, base: MechanismConfig, so
 def _parse_range(bounds: Any, base: MechanismConfig, path: str, scale: str, source: str, key: str) -> tuple[float, float]:
     if not isinstance(bounds, list) or len(bounds) != 2:
         raise ConfigError(source, key, f"expected [lower, upper], got {bounds!r}")
-    low, high = (si_in_base(base, path, bound, source, key) for bound in bounds)
+    low, high = (si_value_in_base(base, path, bound, source, key) for bound in bounds)
     if not all(isinstance(v, float) for v in (low, high)) or not low < high:
         raise ConfigError(source, key, f"expected [lower, upper] with numbers and lower < upper, got {[low, high]} (SI)")
     if scale == "log" and not low > 0.0:
@@ -273,18 +272,11 @@ def _parse_range(bounds: Any, base: MechanismConfig, path: str, scale: str, sour
     return low, high
 
 
-def si_in_base(base: MechanismConfig, path: str, value: Any, source: str, key: str) -> Any:
-    """The SI value ``path`` takes in the base when set to ``value`` (integers as floats); a
-    refused value is a :class:`ConfigError` naming ``key`` (``clearance check``'s rule)."""
-    converted = value_in_base(base, path, value, source, key)
-    return float(converted) if isinstance(converted, int) and not isinstance(converted, bool) else converted
-
-
 def _level(base: MechanismConfig, path: str, value: Any, unit: str, source: str, key: str, defer: bool) -> Level:
     """``value`` as a :class:`Level`; with ``defer``, a value the base refuses is kept (with
     its error) when it at least converts to the path's unit."""
     try:
-        return Level(si_in_base(base, path, value, source, key), value)
+        return Level(si_value_in_base(base, path, value, source, key), value)
     except ConfigError as error:
         if not defer:
             raise

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from .design import SweepDesign  # noqa: E402
 from .results import OK  # noqa: E402
@@ -23,6 +24,36 @@ from .results import OK  # noqa: E402
 
 def _axis_label(name: str, unit: str) -> str:
     return f"{name} [{unit}]" if unit else name
+
+
+# Smaller units to show SI values in, as a config would write them (0.25 mm, not 0.00025 m).
+_DISPLAY_UNITS = {
+    "m": (("mm", 1e-3), ("µm", 1e-6)),
+    "s": (("ms", 1e-3), ("µs", 1e-6)),
+    "m/s": (("mm/s", 1e-3),),
+    "Pa": (("GPa", 1e9), ("MPa", 1e6)),
+    "N": (("kN", 1e3),),
+}
+
+
+def display_unit(unit: str, values: Sequence[float]) -> tuple[str, float]:
+    """``(unit name, SI value of one unit)`` that shows ``values`` (SI) between 0.1 and 1000."""
+    finite = np.abs(np.asarray(values, dtype=float))
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if not unit or not len(finite):
+        return unit, 1.0
+    for name, factor in sorted(((unit, 1.0), *_DISPLAY_UNITS.get(unit, ())), key=lambda pair: -pair[1]):
+        if 0.1 <= finite.max() / factor < 1000.0:
+            return name, factor
+    return unit, 1.0
+
+
+def _show_in(axis, unit: str, values: Sequence[float]) -> str:
+    """Tick labels of ``axis`` (data in SI) in the readable unit of ``values``; returns it."""
+    name, factor = display_unit(unit, values)
+    if factor != 1.0:
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / factor:.4g}"))
+    return name
 
 
 def _group_labels(frame: pd.DataFrame, discrete: Sequence[str]) -> dict[int, str]:
@@ -72,11 +103,14 @@ def metrics_figure(
             elif x_path != "group":
                 ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 4), useMathText=True)
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 4), useMathText=True)
+            x_unit = next((p.unit for p in design.parameters if p.path == x_path), "")
             if x_path == "group":
                 ax.set_xticks(list(labels), [labels[g] for g in labels], rotation=20, fontsize=7)
+            else:
+                x_unit = _show_in(ax.xaxis, x_unit, ok[x_path])
             ax.grid(True, alpha=0.3)
             if row == len(metrics) - 1:
-                ax.set_xlabel(_axis_label(x_path, next((p.unit for p in design.parameters if p.path == x_path), "")))
+                ax.set_xlabel(_axis_label(x_path, x_unit), fontsize=8)
             if column == 0:
                 ax.set_ylabel(_axis_label(metric, units.get(metric, "")), fontsize=8)
     title = f"{design.kind} sweep, {len(frame)} points" + (f" ({failed} failed, not shown)" if failed else "")
@@ -114,10 +148,13 @@ def grid_map_figure(frame: pd.DataFrame, design: SweepDesign, continuous: Sequen
         table = rows.pivot_table(index=y_path, columns=x_path, values="value", aggfunc="mean", dropna=False)
         image = ax.pcolormesh(np.arange(table.shape[1] + 1), np.arange(table.shape[0] + 1), table.to_numpy(),
                               vmin=limits[0], vmax=limits[1], cmap="viridis")
-        ax.set_xticks(np.arange(table.shape[1]) + 0.5, [f"{v:.3g}" for v in table.columns], fontsize=7)
-        ax.set_yticks(np.arange(table.shape[0]) + 0.5, [f"{v:.3g}" for v in table.index], fontsize=7)
-        ax.set_xlabel(_axis_label(x_path, units[x_path]), fontsize=8)
-        ax.set_ylabel(_axis_label(y_path, units[y_path]), fontsize=8)
+        x_unit, x_factor = display_unit(units[x_path], table.columns)
+        y_unit, y_factor = display_unit(units[y_path], table.index)
+        ax.set_xticks(np.arange(table.shape[1]) + 0.5, [f"{v / x_factor:.3g}" for v in table.columns], fontsize=7,
+                      rotation=30 if table.shape[1] > 6 else 0)
+        ax.set_yticks(np.arange(table.shape[0]) + 0.5, [f"{v / y_factor:.3g}" for v in table.index], fontsize=7)
+        ax.set_xlabel(_axis_label(x_path, x_unit), fontsize=8)
+        ax.set_ylabel(_axis_label(y_path, y_unit), fontsize=8)
         ax.set_title(label, fontsize=9)
     if cut:
         figure.suptitle("slice at " + ", ".join(f"{path} = {value:.3g}" for path, value in cut.items()), fontsize=9)
@@ -162,8 +199,9 @@ def main_effects_figure(
                 ax.set_xticks(np.arange(len(effect)), [str(v) for v in effect.index], rotation=20, fontsize=7)
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 4), useMathText=True)
             ax.grid(True, alpha=0.3)
+            x_unit = _show_in(ax.xaxis, parameter.unit, effect.index) if parameter.path in continuous else parameter.unit
             if row == len(metrics) - 1:
-                ax.set_xlabel(_axis_label(parameter.path, parameter.unit), fontsize=8)
+                ax.set_xlabel(_axis_label(parameter.path, x_unit), fontsize=8)
             if column == 0:
                 ax.set_ylabel(_axis_label(metric, units.get(metric, "")), fontsize=8)
     figure.suptitle("main effects: mean over the other parameters (ok points)", fontsize=10)

@@ -1,4 +1,4 @@
-"""``results.parquet``: one row per parameter point (contract: ``shared/CONTRACT.md``).
+"""``results.parquet``: one row per parameter point.
 
 Columns: ``point`` (index in the design's order), one column per swept path (SI floats; the
 name of the choice for discrete parameters such as ``joints.pin.contact.model``), the

@@ -30,7 +30,6 @@ lockstep efficiency reported per chunk.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import os
@@ -170,28 +169,6 @@ def stop_compilation_cache_writes() -> None:
         pass
 
 
-@contextlib.contextmanager
-def runtime_checks_as_nan():
-    """Trace with equinox's runtime checks (``eqx.error_if``: diffrax's own sanity checks)
-    returning NaN instead of raising through a host callback. JAX never writes an executable
-    with host callbacks to its persistent cache, so without this every run recompiles; a
-    failed check still shows, as a non-finite point. (``equinox._errors.EQX_ON_ERROR`` is the
-    module-level default that the ``EQX_ON_ERROR`` environment variable sets at import.)"""
-    try:
-        from equinox import _errors
-    except ImportError:  # pragma: no cover - equinox moved it: keep its behaviour, lose the cache
-        yield
-        return
-    previous = getattr(_errors, "EQX_ON_ERROR", None)
-    if previous == "raise":
-        _errors.EQX_ON_ERROR = "nan"
-    try:
-        yield
-    finally:
-        if previous is not None:
-            _errors.EQX_ON_ERROR = previous
-
-
 def simulate_point(
     mechanism: Mechanism,
     values: jnp.ndarray,
@@ -297,12 +274,14 @@ def compiled_batch(
         )
     start = time.perf_counter()
     values = jax.ShapeDtypeStruct((len(devices) * batch_size, len(paths)), jnp.float64)
+    # Under EQX_ON_ERROR=nan (set by `clearance sweep`) diffrax's runtime checks return NaN
+    # instead of raising through a host callback, which JAX never caches: a failed check
+    # still shows, as a non-finite point, and the executable persists across runs.
     disk_key = _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes)
-    with runtime_checks_as_nan():
-        if disk_key:
-            compiled = executables.compile_cached(disk_key, batched, (mechanism, values), devices[0])
-        else:
-            compiled = jax.jit(batched).lower(mechanism, values).compile()
+    if disk_key:
+        compiled = executables.compile_cached(disk_key, batched, (mechanism, values), devices[0])
+    else:
+        compiled = jax.jit(batched).lower(mechanism, values).compile()
     seconds = time.perf_counter() - start
     _COMPILED[key] = (compiled, seconds)
     return compiled, seconds

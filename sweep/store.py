@@ -32,14 +32,6 @@ MANIFEST = "manifest.json"
 STORE_FORMAT = 1
 PACKAGES = ("jax", "jaxlib", "diffrax", "equinox", "optimistix", "lineax", "numpy", "scipy", "pandas", "pyarrow",
             "pint", "pydantic", "SALib", "ray")
-# Test hook: raise after this many chunks were written by this process (a simulated kill).
-FAIL_AFTER_ENV = "CLEARANCE_SWEEP_FAIL_AFTER_CHUNKS"
-
-
-class SimulatedKill(RuntimeError):
-    """Raised by the ``CLEARANCE_SWEEP_FAIL_AFTER_CHUNKS`` test hook."""
-
-
 def fingerprint(resolved: Mapping[str, Any]) -> str:
     """SHA-256 of the resolved sweep as canonical JSON (sorted keys, SI floats by ``repr``)."""
     text = json.dumps(jsonable(dict(resolved)), sort_keys=True, separators=(",", ":"), default=repr)
@@ -86,7 +78,6 @@ class ChunkStore:
         self.folder = Path(folder)
         self.fingerprint = fingerprint
         self.written_here = 0  # chunks written by this process
-        self._fail_after = int(os.environ.get(FAIL_AFTER_ENV, "0") or 0)
         manifest = self._read_manifest()
         if resume and manifest is not None:
             if manifest.get("fingerprint") != fingerprint:
@@ -133,8 +124,6 @@ class ChunkStore:
         self.chunks.append(entry)
         self._write_manifest()
         self.written_here += 1
-        if self._fail_after and self.written_here >= self._fail_after:
-            raise SimulatedKill(f"{FAIL_AFTER_ENV}={self._fail_after}: simulated kill after {self.written_here} chunk(s)")
         return entry
 
     def rows(self) -> pd.DataFrame:

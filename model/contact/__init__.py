@@ -1,11 +1,20 @@
 """Contact physics of one clearance joint: normal force laws, friction laws, the
 impact-velocity memory, contact stiffness, and the one-dimensional impact study."""
 
+from .blend import cubic_step as cubic_step
+from .blend import haversine_step as haversine_step
+from .friction import FRICTION_LAW_CLASSES as FRICTION_LAW_CLASSES
 from .friction import FRICTION_LAWS as FRICTION_LAWS
+from .friction import AbstractFrictionLaw as AbstractFrictionLaw
+from .friction import Ambrosio as Ambrosio
+from .friction import CoulombTanh as CoulombTanh
 from .friction import FrictionLaw as FrictionLaw
 from .friction import friction_coefficient as friction_coefficient
 from .friction import friction_force as friction_force
-from .friction import haversine as haversine
+from .friction import friction_law as friction_law
+from .friction import NoFriction as NoFriction
+from .friction import register_friction_law as register_friction_law
+from .friction import StaticDynamic as StaticDynamic
 from .impact1d import hertz_contact_period as hertz_contact_period
 from .impact1d import hysteresis_restitution as hysteresis_restitution
 from .impact1d import obtained_restitution as obtained_restitution
@@ -13,12 +22,23 @@ from .impact1d import simulate_impact as simulate_impact
 from .memory import impact_memory_rate as impact_memory_rate
 from .memory import impact_velocity as impact_velocity
 from .normal import LAWS_WITHOUT_RESTITUTION as LAWS_WITHOUT_RESTITUTION
+from .normal import NORMAL_LAW_CLASSES as NORMAL_LAW_CLASSES
+from .normal import AbstractNormalLaw as AbstractNormalLaw
+from .normal import AdamsImpact as AdamsImpact
+from .normal import Flores as Flores
+from .normal import Gonthier as Gonthier
+from .normal import Hertz as Hertz
+from .normal import HuGuo as HuGuo
+from .normal import HuntCrossley as HuntCrossley
+from .normal import KelvinVoigt as KelvinVoigt
+from .normal import LankaraniNikravesh as LankaraniNikravesh
 from .normal import NORMAL_FORCE_LAWS as NORMAL_FORCE_LAWS
 from .normal import ContactLaw as ContactLaw
 from .normal import adams_damping_max as adams_damping_max
 from .normal import hysteresis_factor as hysteresis_factor
 from .normal import normal_force as normal_force
-from .normal import step as step
+from .normal import normal_law as normal_law
+from .normal import register_normal_law as register_normal_law
 from .stiffness import damping_from_adams as damping_from_adams
 from .stiffness import damping_to_adams as damping_to_adams
 from .stiffness import effective_modulus as effective_modulus

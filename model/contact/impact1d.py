@@ -14,15 +14,15 @@ after the bodies have parted. Used by ``tests/model/test_impact1d.py`` and
 """
 
 import diffrax
-import jax
 import jax.numpy as jnp
+import optimistix as optx
 from jaxtyping import Array, ArrayLike, Float
 
 from .normal import ContactLaw, normal_force
 from .memory import impact_memory_rate
 
 # Integration settings: the contact period T ~ 2 pi sqrt(m_eff/K_lin) sets every scale.
-_STEPS_PER_PERIOD = 50  # dtmax = T / 50 (seed 000 §4.3: 1/20 to 1/50 of T)
+_STEPS_PER_PERIOD = 50  # dtmax = T / 50 (1/20 to 1/50 of T resolves the impact)
 _FLIGHT_PERIODS = 0.1  # initial gap flown in T/10
 _CONTACT_PERIODS = 4.0  # time allowed for compression + restitution (> T/2 elastic)
 _RTOL, _ATOL = 1e-10, 1e-13
@@ -36,7 +36,7 @@ def hertz_contact_period(
 
     ``K_lin = n K delta_max^(n-1)`` is the tangent stiffness at the elastic maximum
     penetration ``delta_max = ((n+1) m_eff v^2 / (2 K))^(1/(n+1))`` (energy balance); the
-    impact itself lasts roughly ``T/2`` (seed 000 §4.3).
+    impact itself lasts roughly ``T/2``.
     """
     max_penetration = ((exponent + 1.0) * effective_mass * approach_speed**2 / (2.0 * stiffness)) ** (
         1.0 / (exponent + 1.0)
@@ -110,7 +110,7 @@ def obtained_restitution(
     return jnp.where(separated, restitution, jnp.nan)
 
 
-def hysteresis_restitution(hysteresis_factor: ArrayLike, iterations: int = 200) -> Float[Array, "..."]:
+def hysteresis_restitution(hysteresis_factor: ArrayLike) -> Float[Array, "..."]:
     """Exact restitution of a 1-D impact under ``F_n = K delta^n (1 + chi delta_dot / v_minus)``.
 
     With ``m_eff v dv/d(delta) = -K delta^n (1 + chi v / v_minus)`` and ``integral delta^n
@@ -121,21 +121,22 @@ def hysteresis_restitution(hysteresis_factor: ArrayLike, iterations: int = 200) 
 
     independent of ``K``, ``n``, the masses and the approach speed. Its root is unique in
     ``(0, min(1, 1/chi))`` (so the force never reaches the ``F_n >= 0`` clip before
-    separation); found here by bisection. ``chi = 0`` gives 1. Used to check the integrator
-    and each law's ``chi(e)`` against the ``e`` it promises.
+    separation); found here by ``optimistix.Bisection``. ``chi = 0`` gives 1. Used to check
+    the integrator and each law's ``chi(e)`` against the ``e`` it promises.
     """
     chi = jnp.asarray(hysteresis_factor, dtype=float)
+    return jnp.vectorize(_restitution_of_one_factor)(chi)
+
+
+def _restitution_of_one_factor(chi: Float[Array, ""]) -> Float[Array, ""]:
     safe_chi = jnp.where(chi > 0.0, chi, 1.0)
 
-    def residual(e):
+    def residual(e, _):
         return jnp.log((1.0 + safe_chi) / (1.0 - e * safe_chi)) - safe_chi * (1.0 + e)
 
-    def bisect(_, bounds):
-        low, high = bounds
-        middle = 0.5 * (low + high)
-        positive = residual(middle) > 0.0
-        return jnp.where(positive, low, middle), jnp.where(positive, middle, high)
-
     upper = jnp.minimum(1.0, 1.0 / safe_chi) * (1.0 - 1e-15)
-    low, high = jax.lax.fori_loop(0, iterations, bisect, (jnp.zeros_like(chi), upper))
-    return jnp.where(chi > 0.0, 0.5 * (low + high), 1.0)
+    solution = optx.root_find(
+        residual, optx.Bisection(rtol=1e-14, atol=1e-15), 0.5 * upper,
+        options=dict(lower=jnp.zeros_like(upper), upper=upper), max_steps=256, throw=False,
+    )
+    return jnp.where(chi > 0.0, solution.value, 1.0)

@@ -14,7 +14,7 @@ and driven by a flow that needs no events:
 so at the instant contact begins ``m = delta_dot_minus``. The value used by the force laws
 is ``max(m, floor)``: in persistent contact (or after a grazing onset) the captured speed
 can be arbitrarily small and ``chi delta_dot / delta_dot_minus`` would blow up, so it is
-floored at ``impact_velocity_floor`` (default 1e-3 m/s; see ``REFERENCE.md`` §2).
+floored at ``impact_velocity_floor`` (default 1e-3 m/s).
 
 The switch between the two is smoothed over ``ONSET_WIDTH`` = 20 nm of penetration (a
 logistic weight). A hard switch makes the vector field discontinuous at each onset, and

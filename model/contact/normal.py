@@ -5,73 +5,193 @@ the impact-velocity memory (m/s, see ``model/contact/memory.py``) to a normal fo
 
 - ``F_n = 0`` while apart (``delta <= 0``),
 - ``F_n >= 0`` always: a dissipative term may never pull the bodies together, so the sum is
-  clipped at zero (Flores et al. 2011, §2; seed 000 §2.2),
+  clipped at zero (Flores et al. 2011, §2),
 - finite values *and gradients* at ``delta <= 0`` and ``delta_dot = 0`` (``delta^n`` uses the
   double-``where`` trick; ``x^n`` with ``x <= 0`` has a NaN derivative otherwise).
 
-Most dissipative laws share the hysteresis form (REFERENCE.md §2)::
+Most dissipative laws share the hysteresis form::
 
     F_n = K delta^n [1 + chi(e) delta_dot / delta_dot_minus]
 
-with ``chi`` from :func:`hysteresis_factor` and ``delta_dot_minus`` the closing speed at the
-onset of the impact, floored at ``impact_velocity_floor`` (``model.contact.memory.impact_velocity``)
-so that persistent contact does not blow the damping term up.
+with ``chi`` the law's :meth:`AbstractNormalLaw.hysteresis_factor` and ``delta_dot_minus``
+the closing speed at the onset of the impact, floored at ``impact_velocity_floor``
+(``model.contact.memory.impact_velocity``) so that persistent contact does not blow the
+damping term up.
 
-Sources: seed 000 §2.2 (Hertz, Lankarani–Nikravesh, Kelvin–Voigt), seed 003 §3.3.3 (ADAMS
-IMPACT, eqs. 3-12 to 3-21), Hunt & Crossley, J. Appl. Mech. 42 (1975); Lankarani & Nikravesh,
-J. Mech. Des. 112 (1990); Flores, Machado, Silva & Martins, Multibody Syst. Dyn. 25 (2011);
-Gonthier, McPhee, Lange & Piedboeuf, Multibody Syst. Dyn. 11 (2004); Hu & Guo, Multibody
-Syst. Dyn. 35 (2015). The ``chi`` table follows the reviews of Machado et al., Mech. Mach.
-Theory 53 (2012) and Corral et al., Nonlinear Dyn. 104 (2021); the HC, LN, Flores and
-Gonthier factors were confirmed against a retrieved secondary table, and every factor is
+Each law is one final subclass of :class:`AbstractNormalLaw` (in the manner of diffrax's
+solvers), registered by name in :data:`NORMAL_LAW_CLASSES`; :class:`ContactLaw` holds the
+parameters and a law name, and :attr:`ContactLaw.law` gives the law object. Adding a law is
+one subclass decorated with :func:`register_normal_law`, plus its test.
+
+Sources: Hunt & Crossley, J. Appl. Mech. 42 (1975); Lankarani & Nikravesh, J. Mech. Des. 112
+(1990); Flores, Machado, Silva & Martins, Multibody Syst. Dyn. 25 (2011); Gonthier, McPhee,
+Lange & Piedboeuf, Multibody Syst. Dyn. 11 (2004); Hu & Guo, Multibody Syst. Dyn. 35 (2015);
+MSC ADAMS/Solver, IMPACT function. The ``chi`` table follows the reviews of Machado et al.,
+Mech. Mach. Theory 53 (2012) and Corral et al., Nonlinear Dyn. 104 (2021); every factor is
 checked numerically with ``model/contact/impact1d.py`` (see ``docs/contact_models.md``).
 """
 
-from collections.abc import Callable
+import abc
+from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
+from .._typing import Scalar
+from .blend import cubic_step
 from .memory import DEFAULT_IMPACT_VELOCITY_FLOOR, impact_velocity
 
-NORMAL_FORCE_LAWS = (
-    "hertz",
-    "kelvin_voigt",
-    "hunt_crossley",
-    "lankarani_nikravesh",
-    "flores",
-    "gonthier",
-    "hu_guo",
-    "adams_impact",
+
+class AbstractNormalLaw(eqx.Module):
+    """A normal force law: ``F_n`` before the clip to ``>= 0`` and to 0 while apart.
+
+    Subclasses set ``name`` (the config's ``contact.model``) and ``uses_restitution`` (False
+    for laws whose force does not depend on ``e``), and implement the two methods.
+    """
+
+    name: ClassVar[str]
+    uses_restitution: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    def hysteresis_factor(self, restitution: Array) -> Array:
+        """``chi(e)`` (dimensionless) of ``F_n = K delta^n (1 + chi delta_dot / delta_dot_minus)``."""
+
+    @abc.abstractmethod
+    def force(self, params: "ContactLaw", penetration: Array, rate: Array, approach_speed: Array) -> Array:
+        """Unclipped force (N) at ``penetration`` (m), ``rate`` (m/s) and impact speed (m/s)."""
+
+
+class _HysteresisLaw(AbstractNormalLaw):
+    """``K delta^n [1 + chi(e) delta_dot / delta_dot_minus]``: the shared hysteresis form."""
+
+    def force(self, params, penetration, rate, approach_speed):
+        chi = self.hysteresis_factor(jnp.asarray(params.restitution, dtype=float))
+        return _elastic(params, penetration) * (1.0 + chi * rate / approach_speed)
+
+
+NORMAL_LAW_CLASSES: dict[str, type[AbstractNormalLaw]] = {}
+
+
+def register_normal_law(cls: type[AbstractNormalLaw]) -> type[AbstractNormalLaw]:
+    """Class decorator: make ``cls`` selectable as ``contact.model = cls.name``."""
+    NORMAL_LAW_CLASSES[cls.name] = cls
+    return cls
+
+
+@register_normal_law
+class Hertz(AbstractNormalLaw):
+    """Elastic Hertz contact ``K delta^n`` (no dissipation)."""
+
+    name = "hertz"
+    uses_restitution = False
+
+    def hysteresis_factor(self, restitution):
+        return jnp.zeros_like(restitution)
+
+    def force(self, params, penetration, rate, approach_speed):
+        return _elastic(params, penetration)
+
+
+@register_normal_law
+class KelvinVoigt(AbstractNormalLaw):
+    """``K delta^n + C_d max(delta_dot, 0)``: a dashpot ``C_d`` switched off while separating,
+    so that it never does positive work (no hysteresis factor)."""
+
+    name = "kelvin_voigt"
+    uses_restitution = False
+
+    def hysteresis_factor(self, restitution):
+        return jnp.zeros_like(restitution)
+
+    def force(self, params, penetration, rate, approach_speed):
+        return _elastic(params, penetration) + params.damping * jnp.maximum(rate, 0.0)
+
+
+@register_normal_law
+class HuntCrossley(_HysteresisLaw):
+    """Hunt & Crossley (1975): ``chi = 3(1 - e)/2``, from a linear ``e(v) ~ 1 - alpha v``."""
+
+    name = "hunt_crossley"
+
+    def hysteresis_factor(self, restitution):
+        return 3.0 * (1.0 - restitution) / 2.0
+
+
+@register_normal_law
+class LankaraniNikravesh(_HysteresisLaw):
+    """Lankarani & Nikravesh (1990): ``chi = 3(1 - e^2)/4`` (valid for ``e`` near 1)."""
+
+    name = "lankarani_nikravesh"
+
+    def hysteresis_factor(self, restitution):
+        return 3.0 * (1.0 - restitution**2) / 4.0
+
+
+@register_normal_law
+class Flores(_HysteresisLaw):
+    """Flores et al. (2011), eq. (25): ``chi = 8(1 - e)/(5e)``, valid for ``0 < e <= 1``."""
+
+    name = "flores"
+
+    def hysteresis_factor(self, restitution):
+        return 8.0 * (1.0 - restitution) / (5.0 * restitution)
+
+
+@register_normal_law
+class Gonthier(_HysteresisLaw):
+    """Gonthier et al. (2004): ``chi = (1 - e^2)/e``, their first-order approximation."""
+
+    name = "gonthier"
+
+    def hysteresis_factor(self, restitution):
+        return (1.0 - restitution**2) / restitution
+
+
+@register_normal_law
+class HuGuo(_HysteresisLaw):
+    """Hu & Guo (2015): ``chi = 3(1 - e)/(2e)``.
+
+    (A circulating ``3(1-e)/(4e)`` is a typo: it halves the damping and overestimates the
+    restitution; the impact1d tests would catch it.)
+    """
+
+    name = "hu_guo"
+
+    def hysteresis_factor(self, restitution):
+        return 3.0 * (1.0 - restitution) / (2.0 * restitution)
+
+
+@register_normal_law
+class AdamsImpact(AbstractNormalLaw):
+    """ADAMS IMPACT: ``K delta^n + STEP(delta, 0, 0, d_max, c_max) delta_dot`` with ``c_max``
+    from :func:`adams_damping_max` (its ``chi`` is the Lankarani–Nikravesh factor)."""
+
+    name = "adams_impact"
+
+    def hysteresis_factor(self, restitution):
+        return 3.0 * (1.0 - restitution**2) / 4.0
+
+    def force(self, params, penetration, rate, approach_speed):
+        damping_max = adams_damping_max(
+            params.stiffness, params.exponent, params.restitution, approach_speed, params.penetration_max
+        )
+        damping = cubic_step(penetration, 0.0, 0.0, params.penetration_max, damping_max)
+        return _elastic(params, penetration) + damping * rate
+
+
+NORMAL_FORCE_LAWS: tuple[str, ...] = tuple(NORMAL_LAW_CLASSES)
+# Laws whose force does not depend on the coefficient of restitution.
+LAWS_WITHOUT_RESTITUTION: tuple[str, ...] = tuple(
+    name for name, cls in NORMAL_LAW_CLASSES.items() if not cls.uses_restitution
 )
 
-# Laws whose force does not depend on the coefficient of restitution (their hysteresis
-# factor below is 0): ``hertz`` is elastic, ``kelvin_voigt`` has a dashpot ``C_d`` instead.
-LAWS_WITHOUT_RESTITUTION = ("hertz", "kelvin_voigt")
 
-Scalar = float | Float[Array, ""]
-
-# chi(e) of F_n = K delta^n [1 + chi delta_dot / delta_dot_minus] (dimensionless).
-# "adams_impact" derives its c_max from the Lankarani–Nikravesh factor (seed 003 eq. 3-21);
-# "kelvin_voigt" has a constant dashpot instead and no hysteresis factor (0).
-_HYSTERESIS_FACTORS: dict[str, Callable[[ArrayLike], Array]] = {
-    "hertz": lambda e: jnp.zeros_like(jnp.asarray(e, dtype=float)),
-    "kelvin_voigt": lambda e: jnp.zeros_like(jnp.asarray(e, dtype=float)),
-    # Hunt & Crossley (1975): energy balance with a linear e(v) relation, e ~ 1 - alpha v.
-    "hunt_crossley": lambda e: 3.0 * (1.0 - e) / 2.0,
-    # Lankarani & Nikravesh (1990); seed 000 eq. in §2.2, seed 003 eq. 3-21.
-    "lankarani_nikravesh": lambda e: 3.0 * (1.0 - e**2) / 4.0,
-    # Flores et al. (2011), eq. (25): valid over the whole range 0 < e <= 1.
-    "flores": lambda e: 8.0 * (1.0 - e) / (5.0 * e),
-    # Gonthier et al. (2004): chi = (1 - e^2)/e, their first-order approximation of the
-    # exact Hunt–Crossley-type dissipation, accurate over a wide range of e.
-    "gonthier": lambda e: (1.0 - e**2) / e,
-    # Hu & Guo (2015): chi = 3(1 - e)/(2e). (A circulating 3(1-e)/(4e) is a typo: it halves
-    # the damping and overestimates the restitution; impact1d tests would catch it.)
-    "hu_guo": lambda e: 3.0 * (1.0 - e) / (2.0 * e),
-    "adams_impact": lambda e: 3.0 * (1.0 - e**2) / 4.0,
-}
+def normal_law(name: str) -> AbstractNormalLaw:
+    """The law object registered as ``name``; ``ValueError`` names the known laws."""
+    if name not in NORMAL_LAW_CLASSES:
+        raise ValueError(f"unknown normal force law {name!r}; expected one of {NORMAL_FORCE_LAWS}")
+    return NORMAL_LAW_CLASSES[name]()
 
 
 class ContactLaw(eqx.Module):
@@ -79,15 +199,16 @@ class ContactLaw(eqx.Module):
 
     **Fields:**
 
-    - ``model``: one of :data:`NORMAL_FORCE_LAWS` (static: selects the code path).
+    - ``model``: one of :data:`NORMAL_FORCE_LAWS` (static: selects the code path, so
+      batches group by it).
     - ``stiffness``: ``K`` in ``N/m^exponent`` (see ``model/contact/stiffness.py``).
     - ``exponent``: ``n``; 1.5 for Hertz point/pin contact, 10/9 for Palmgren line contact.
-    - ``restitution``: coefficient of restitution ``e`` in (0, 1]; ignored by ``hertz`` and
-      ``kelvin_voigt``.
-    - ``damping``: Kelvin–Voigt dashpot ``C_d`` (N s/m); seed 000 suggests numerically 0.1 %–1 %
-      of ``K``. Only ``kelvin_voigt`` uses it.
-    - ``penetration_max``: ADAMS IMPACT ``d_max`` (m): the damping ramps in by STEP over
-      ``[0, d_max]``. Only ``adams_impact`` uses it.
+    - ``restitution``: coefficient of restitution ``e`` in (0, 1]; ignored by the laws in
+      :data:`LAWS_WITHOUT_RESTITUTION`.
+    - ``damping``: Kelvin–Voigt dashpot ``C_d`` (N s/m); numerically 0.1 %–1 % of ``K`` is
+      typical. Only ``kelvin_voigt`` uses it.
+    - ``penetration_max``: ADAMS IMPACT ``d_max`` (m): the damping ramps in by a cubic step
+      over ``[0, d_max]``. Only ``adams_impact`` uses it.
     - ``impact_velocity_floor``: lower bound (m/s) on ``delta_dot_minus`` (``model/contact/memory.py``).
     """
 
@@ -100,33 +221,17 @@ class ContactLaw(eqx.Module):
     impact_velocity_floor: Scalar = DEFAULT_IMPACT_VELOCITY_FLOOR
 
     def __check_init__(self):
-        if self.model not in NORMAL_FORCE_LAWS:
-            raise ValueError(
-                f"unknown normal force law {self.model!r}; expected one of {NORMAL_FORCE_LAWS}"
-            )
+        normal_law(self.model)
+
+    @property
+    def law(self) -> AbstractNormalLaw:
+        """The :class:`AbstractNormalLaw` that ``model`` names."""
+        return normal_law(self.model)
 
 
 def hysteresis_factor(model: str, restitution: ArrayLike) -> Array:
-    """Dimensionless hysteresis factor ``chi(e)`` of ``F_n = K delta^n (1 + chi v / v_minus)``.
-
-    Table in REFERENCE.md §2: hertz 0, hunt_crossley ``3(1-e)/2``, lankarani_nikravesh
-    ``3(1-e^2)/4``, flores ``8(1-e)/(5e)``, gonthier ``(1-e^2)/e``, hu_guo ``3(1-e)/(2e)``.
-    ``kelvin_voigt`` has none (0); ``adams_impact`` uses the Lankarani–Nikravesh factor to set
-    its ``c_max`` (seed 003 eq. 3-21).
-    """
-    if model not in _HYSTERESIS_FACTORS:
-        raise ValueError(f"unknown normal force law {model!r}; expected one of {NORMAL_FORCE_LAWS}")
-    return jnp.asarray(_HYSTERESIS_FACTORS[model](jnp.asarray(restitution, dtype=float)))
-
-
-def step(x: ArrayLike, x0: ArrayLike, h0: ArrayLike, x1: ArrayLike, h1: ArrayLike) -> Array:
-    """ADAMS ``STEP(x, x0, h0, x1, h1)``: cubic from ``h0`` at ``x0`` to ``h1`` at ``x1``.
-
-    ``h0 + (h1 - h0) D^2 (3 - 2 D)`` with ``D = (x - x0)/(x1 - x0)`` clamped to [0, 1]
-    (seed 003; MSC ADAMS function reference). Continuous with zero slope at both ends.
-    """
-    fraction = jnp.clip((jnp.asarray(x) - x0) / (jnp.asarray(x1) - x0), 0.0, 1.0)
-    return h0 + (jnp.asarray(h1) - h0) * fraction**2 * (3.0 - 2.0 * fraction)
+    """Dimensionless hysteresis factor ``chi(e)`` of the law named ``model`` (see its class)."""
+    return jnp.asarray(normal_law(model).hysteresis_factor(jnp.asarray(restitution, dtype=float)))
 
 
 def adams_damping_max(
@@ -138,16 +243,15 @@ def adams_damping_max(
 ) -> Array:
     """ADAMS IMPACT maximum damping ``c_max`` (N s/m) from the coefficient of restitution.
 
-    Seed 003 writes the IMPACT force as ``F_n = K delta^n + D delta_dot`` (eq. 3-16) with the
-    Hunt–Crossley damping ``D = mu delta^n`` (3-17); equating the energy dissipated around
-    the hysteresis loop, ``Delta T ~ (2/3) (mu / K) m_eff delta_dot_minus^3`` (3-20), to the
-    kinetic-energy loss ``m_eff delta_dot_minus^2 (1 - e^2) / 2`` (3-18) gives the hysteresis
-    damping factor (3-21)::
+    With the IMPACT force ``F_n = K delta^n + D delta_dot`` and the Hunt–Crossley damping
+    ``D = mu delta^n``, equating the energy dissipated around the hysteresis loop,
+    ``(2/3) (mu / K) m_eff delta_dot_minus^3``, to the kinetic-energy loss
+    ``m_eff delta_dot_minus^2 (1 - e^2) / 2`` gives (Lankarani & Nikravesh 1990)::
 
         mu = 3 K (1 - e^2) / (4 delta_dot_minus)          (N s / m^(n+1))
 
-    and "``c_max = D = mu delta^n``". IMPACT's damping is constant once
-    ``delta >= d_max`` (the STEP has ramped in), so the damping is evaluated there::
+    IMPACT's damping is constant once ``delta >= d_max`` (the step has ramped in), so it is
+    evaluated there::
 
         c_max = 3 K (1 - e^2) d_max^n / (4 delta_dot_minus)
 
@@ -169,6 +273,11 @@ def _positive_power(x: Array, exponent: ArrayLike) -> Array:
     return jnp.where(positive, safe_x**exponent, 0.0)
 
 
+def _elastic(params: ContactLaw, penetration: Array) -> Array:
+    """``K delta^n`` (N), 0 while apart."""
+    return params.stiffness * _positive_power(penetration, params.exponent)
+
+
 def normal_force(
     law: ContactLaw,
     penetration: Float[ArrayLike, "..."],
@@ -179,42 +288,16 @@ def normal_force(
 
     **Arguments:**
 
-    - ``law``: the :class:`ContactLaw`.
+    - ``law``: the :class:`ContactLaw` (its ``model`` picks the :class:`AbstractNormalLaw`).
     - ``penetration``: ``delta = e - c`` (m); contact iff ``delta > 0``.
     - ``penetration_rate``: ``delta_dot`` (m/s), positive while closing.
     - ``impact_memory``: raw memory state ``m`` (m/s); the impact velocity used is
       ``max(m, law.impact_velocity_floor)``.
 
-    **Laws:**
-
-    - ``hertz``: ``K delta^n`` (seed 000 §2.2).
-    - ``kelvin_voigt``: ``K delta^n + C_d max(delta_dot, 0)`` (seed 000 §2.2 and §4.2: the
-      dashpot is switched off while separating so it never does positive work).
-    - ``hunt_crossley``, ``lankarani_nikravesh``, ``flores``, ``gonthier``, ``hu_guo``:
-      ``K delta^n [1 + chi(e) delta_dot / delta_dot_minus]``, ``chi`` from
-      :func:`hysteresis_factor`.
-    - ``adams_impact``: ``K delta^n + STEP(delta, 0, 0, d_max, c_max) delta_dot`` with
-      ``c_max`` from :func:`adams_damping_max` (seed 003 eqs. 3-12, 3-21).
-
-    All are then clipped to ``>= 0`` and set to 0 while apart.
+    The law's force is clipped to ``>= 0`` and set to 0 while apart.
     """
     penetration = jnp.asarray(penetration, dtype=float)
     penetration_rate = jnp.asarray(penetration_rate, dtype=float)
-    elastic = law.stiffness * _positive_power(penetration, law.exponent)
     approach_speed = impact_velocity(jnp.asarray(impact_memory, dtype=float), law.impact_velocity_floor)
-
-    if law.model == "hertz":
-        force = elastic
-    elif law.model == "kelvin_voigt":
-        force = elastic + law.damping * jnp.maximum(penetration_rate, 0.0)
-    elif law.model == "adams_impact":
-        damping_max = adams_damping_max(
-            law.stiffness, law.exponent, law.restitution, approach_speed, law.penetration_max
-        )
-        damping = step(penetration, 0.0, 0.0, law.penetration_max, damping_max)
-        force = elastic + damping * penetration_rate
-    else:
-        chi = hysteresis_factor(law.model, law.restitution)
-        force = elastic * (1.0 + chi * penetration_rate / approach_speed)
-
+    force = law.law.force(law, penetration, penetration_rate, approach_speed)
     return jnp.where(penetration > 0.0, jnp.maximum(force, 0.0), 0.0)

@@ -7,9 +7,9 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike
 
 # Palmgren's line-contact coefficient for steel cylinders (N, mm): F = K delta^(10/9) with
-# K = coefficient * l^(8/9). Yao, Chen, Wang & Liu use 7.86e4. Inverting Harris' approach
+# K = coefficient * l^(8/9). The line-contact value used here is 7.86e4. Inverting Harris' approach
 # delta = 3.84e-5 Q^0.9 / l^0.8 (mm, N) gives (3.84e-5)^(-10/9) = 8.06e4 instead.
-PALMGREN_COEFFICIENT = 7.86e4
+PALMGREN_LINE_CONTACT_COEFFICIENT = 7.86e4
 PALMGREN_COEFFICIENT_HARRIS = 8.06e4
 PALMGREN_EXPONENT = 10.0 / 9.0
 
@@ -37,11 +37,11 @@ def hertz_pin_stiffness(effective_modulus: ArrayLike, bearing_radius: ArrayLike,
     return 4.0 / 3.0 * effective_modulus * jnp.sqrt(equivalent_radius)
 
 
-def palmgren_stiffness(length: ArrayLike, coefficient: float = PALMGREN_COEFFICIENT) -> Array:
+def palmgren_stiffness(length: ArrayLike, coefficient: float = PALMGREN_LINE_CONTACT_COEFFICIENT) -> Array:
     """Palmgren line-contact stiffness ``K`` (N/m^(10/9)) of steel cylinders, ``F = K delta^(10/9)``.
 
-    Palmgren line contact as used by Yao, Chen, Wang & Liu: ``K_mm = 7.86e4 l_mm^(8/9)`` in N/mm^(10/9) with the contact length
-    ``l_mm`` in mm (``coefficient`` default, :data:`PALMGREN_COEFFICIENT`). Harris'
+    Palmgren's line contact: ``K_mm = 7.86e4 l_mm^(8/9)`` in N/mm^(10/9) with the contact length
+    ``l_mm`` in mm (``coefficient`` default, :data:`PALMGREN_LINE_CONTACT_COEFFICIENT`). Harris'
     ``delta = 3.84e-5 Q^0.9 / l^0.8`` gives 8.06e4 (:data:`PALMGREN_COEFFICIENT_HARRIS`).
     In SI: ``K = coefficient * (1000 l)^(8/9) * 1000^(10/9) = coefficient * 1e6 * l^(8/9)``,
     ``length`` in m.
@@ -53,7 +53,7 @@ def palmgren_stiffness(length: ArrayLike, coefficient: float = PALMGREN_COEFFICI
 def stiffness_to_adams(stiffness: ArrayLike, exponent: ArrayLike) -> Array:
     """``K`` in N/m^n -> N/mm^n (ADAMS MMKS units), for ``F = K delta^n``.
 
-    ``F = K_si (delta_mm / 1000)^n``, so ``K_mm = K_si / 1000^n`` (seed 000 §5.2:
+    ``F = K_si (delta_mm / 1000)^n``, so ``K_mm = K_si / 1000^n``, e.g.
     2.5e8 N/m^1.5 -> 7.9e3 N/mm^1.5).
     """
     return jnp.asarray(stiffness) / _MM_PER_M ** jnp.asarray(exponent)

@@ -1,6 +1,6 @@
 """Planar geometry and kinematics of a revolute clearance joint.
 
-Conventions follow seed 002 (see ``REFERENCE.md`` §1): bearing centre ``O_b``, journal
+Conventions (docs/reference.md): bearing centre ``O_b``, journal
 centre ``O_j``, eccentricity vector ``e = r_j - r_b``, normal ``n = e/|e|``, tangent
 ``t = [-n_y, n_x]``, penetration ``delta = |e| - c`` (contact iff ``delta > 0``), contact
 points ``P_b = r_b + R_b n`` and ``P_j = r_j + R_j n``. All quantities in SI units.
@@ -77,7 +77,7 @@ def clearance_kinematics(
     and the radial clearance ``c = R_b - R_j`` (m).
 
     The velocity of each contact point includes its body's rotation,
-    ``v(P) = v(O) + omega x (P - O)`` (seed 002; REFERENCE.md §1).
+    ``v(P) = v(O) + omega x (P - O)``.
     """
     journal_radius = bearing_radius - clearance
     eccentricity = journal_centre - bearing_centre

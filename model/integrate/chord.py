@@ -12,14 +12,15 @@ import jax.flatten_util
 import jax.numpy as jnp
 import jax.tree_util as jtu
 import optimistix as optx
-from jaxtyping import Array, Int, Scalar
+from jaxtyping import Array, Float, Int
 
 from .settings import SolverSettings
 
+
 class _ChordState(eqx.Module):
     lu: tuple[Array, Array]  # LU factors and pivots of the flattened stage Jacobian
-    diffsize: Scalar
-    diffsize_prev: Scalar
+    diffsize: Float[Array, ""]
+    diffsize_prev: Float[Array, ""]
     step: Int[Array, ""]
 
 

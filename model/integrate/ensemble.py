@@ -30,16 +30,16 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from diffrax._term import WrapTerm
 from jaxtyping import Array, Float, Int, PyTree
 
 from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
 from ..mechanics.mechanism import Mechanism
 from .peaks import Peaks, initial_peaks, update_peaks
+from ._diffrax import RESULT_MAX_STEPS_REACHED, RESULT_SUCCESSFUL, WrapTerm, result_code
 from .solve import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
 
-_SUCCESS = 0
-_MAX_STEPS_REACHED = int(diffrax.RESULTS.max_steps_reached._value)
+_SUCCESS = RESULT_SUCCESSFUL
+_MAX_STEPS_REACHED = RESULT_MAX_STEPS_REACHED
 
 
 class _Lane(eqx.Module):
@@ -192,8 +192,8 @@ class _Integrator(eqx.Module):
                               lane.save_index)
         saves = _Saves(lane.save_index, save_stop, lane.tprev, lane.tnext, dense_info)
 
-        result = jnp.where(keep_step, solver_result._value, _SUCCESS)
-        result = jnp.where(result == _SUCCESS, controller_result._value, result)
+        result = jnp.where(keep_step, result_code(solver_result), _SUCCESS)
+        result = jnp.where(result == _SUCCESS, result_code(controller_result), result)
         steps = lane.steps + 1
         unfinished = (tprev < self.t1) & (result == _SUCCESS)
         result = jnp.where(unfinished & (steps >= self.settings.max_steps), _MAX_STEPS_REACHED, result)

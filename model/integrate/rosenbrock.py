@@ -38,7 +38,8 @@ import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 from diffrax import RESULTS, AbstractAdaptiveSolver, AbstractTerm, ThirdOrderHermitePolynomialInterpolation
-from diffrax._term import WrapTerm
+
+from ._diffrax import WrapTerm
 
 
 class RosenbrockTableau(NamedTuple):

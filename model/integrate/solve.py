@@ -16,6 +16,7 @@ from jaxtyping import ArrayLike
 
 from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
 from ..mechanics.mechanism import Mechanism
+from ._diffrax import result_code
 from .chord import root_finder
 from .peaks import PeakTracking
 from .settings import EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, SOLVERS, SolverSettings
@@ -126,5 +127,5 @@ def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | N
     solution = solve(mechanism, settings, rtol=rtol, atol=atol)
     return trajectory_from_states(
         mechanism, solution.ts, solution.ys, solution.stats["num_steps"], solution.stats["num_rejected_steps"],
-        solution.result._value, PeakTracking.peaks(solution.solver_state),
+        result_code(solution.result), PeakTracking.peaks(solution.solver_state),
     )

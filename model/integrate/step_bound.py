@@ -1,6 +1,6 @@
 """A step-size controller that bounds the step by the contact period while a joint is open.
 
-The bound's purpose (seed 000 §4.3, measured in ``docs/integration.md``) is to stop the
+The bound's purpose (measured in ``docs/integration.md``) is to stop the
 controller from taking a long free-flight step straight into an impact, which the error
 estimate then rejects, sometimes several times. Inside a contact the tolerance resolves
 the contact's own time scale, and a fixed bound estimated at a penetration of 1 % of the

@@ -15,7 +15,7 @@ REFERENCE_PENETRATION_SHARE = 0.01
 def contact_periods(mechanism: Mechanism) -> Float[Array, " joints"]:
     """Contact period estimate ``T = 2 pi sqrt(m_eff / K_lin)`` (s) per clearance joint.
 
-    Seed 000 §4.3: ``K_lin = n K delta_ref^(n-1)`` is the tangent stiffness of
+    ``K_lin = n K delta_ref^(n-1)`` is the tangent stiffness of
     ``K delta^n`` at ``delta_ref = 0.01 c``, and ``m_eff = m_i m_j / (m_i + m_j)`` is the
     reduced mass of the journal and bearing bodies (the ground counts as infinite).
     """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -11,6 +10,8 @@ from jaxtyping import Array, Float, Int
 from ..mechanics.dynamics import State, evaluate
 from ..mechanics.mechanism import Mechanism
 from .peaks import Peaks
+from ._diffrax import result_message as result_message  # its codes are Trajectory.result
+
 
 class Trajectory(eqx.Module):
     """A solved trajectory sampled at the output times (SI units).
@@ -67,9 +68,3 @@ def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, reje
         peaks=peaks,
     )
 
-
-def result_message(code: int) -> str:
-    """Human-readable diffrax outcome for :attr:`Trajectory.result`."""
-    if int(code) == 0:
-        return "ok"
-    return diffrax.RESULTS._index_to_message[int(code)].strip() or f"solver failure {int(code)}"

@@ -11,6 +11,8 @@ from .dynamics import flat_vector_field as flat_vector_field
 from .dynamics import flatten_state as flatten_state
 from .dynamics import initial_state as initial_state
 from .dynamics import kinetic_energy as kinetic_energy
+from .dynamics import Projection as Projection
+from .dynamics import project_onto_constraints as project_onto_constraints
 from .dynamics import project_positions as project_positions
 from .dynamics import unflatten_state as unflatten_state
 from .dynamics import vector_field as vector_field

@@ -1,6 +1,6 @@
 """Equations of motion in absolute coordinates and consistent initial conditions.
 
-``[M Phi_q^T; Phi_q 0] [qdd; lambda] = [Q; gamma]`` (seed 000 §3; Nikravesh 1988), solved
+``[M Phi_q^T; Phi_q 0] [qdd; lambda] = [Q; gamma]`` (Nikravesh 1988), solved
 at every evaluation; clearance joints enter ``Q`` as contact forces only.
 """
 
@@ -8,7 +8,8 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+import optimistix as optx
+from jaxtyping import Array, Bool, Float
 
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
 from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics, structural_and_load_forces
@@ -146,8 +147,39 @@ def flat_vector_field(t, flat: Float[Array, " n"], mechanism: Mechanism) -> Floa
     return flatten_state(vector_field(t, unflatten_state(flat, len(mechanism.clearance_joints)), mechanism))
 
 
+class Projection(NamedTuple):
+    """Positions projected onto the constraints, and whether the projection converged."""
+
+    positions: Float[Array, " coords"]
+    converged: Bool[Array, ""]
+
+
+def project_onto_constraints(mechanism: Mechanism, q, t=0.0, max_steps: int = 32) -> Projection:
+    """Gauss–Newton projection of ``q`` onto ``Phi(q, t) = 0`` (``optimistix.GaussNewton``).
+
+    Each step is the minimum-norm least-squares correction (QR of the constraint Jacobian),
+    so a redundant or under-determined set moves the coordinates as little as it can. The
+    iteration stops once a step changes ``q`` by less than ``1e-12`` (relative, absolute in
+    m or rad); ``converged`` is False when it did not within ``max_steps`` steps.
+    """
+    t = jnp.asarray(t, q.dtype)
+    if not constraints(mechanism, q, t).size:
+        return Projection(q, jnp.asarray(True))
+    solution = optx.least_squares(
+        lambda q_, _: constraints(mechanism, q_, t), optx.GaussNewton(rtol=1e-12, atol=1e-12), q,
+        max_steps=max_steps, throw=False,
+    )
+    residual = jnp.max(jnp.abs(constraints(mechanism, solution.value, t)))
+    converged = (solution.result == optx.RESULTS.successful) & (residual < 1e-9)
+    return Projection(solution.value, converged)
+
+
 def project_positions(mechanism: Mechanism, q, t=0.0, iterations: int = 8) -> Float[Array, " coords"]:
-    """Minimum-norm Gauss-Newton projection of ``q`` onto ``Phi(q, t) = 0``."""
+    """Minimum-norm Gauss–Newton projection of ``q`` onto ``Phi(q, t) = 0``, as a fixed
+    number of steps: the form :func:`initial_state` differentiates (forward and reverse
+    mode alike). :func:`project_onto_constraints` runs the same iteration to convergence and
+    says whether it got there; the pipelines check configured positions with it first.
+    """
     t = jnp.asarray(t, q.dtype)
 
     def newton_step(q, _):

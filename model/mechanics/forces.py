@@ -2,7 +2,7 @@
 
 A force ``f`` (N) at ground-frame point ``P`` of a body whose centre of mass is at ``r``
 contributes ``[f_x, f_y, (P - r) x f]`` to that body's generalised force (moments about
-the centre of mass; REFERENCE.md §1).
+the centre of mass).
 """
 
 from typing import NamedTuple

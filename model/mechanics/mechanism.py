@@ -1,7 +1,7 @@
 """A planar mechanism as data: bodies, joints, clearance joints and drivers.
 
 Bodies are described in absolute coordinates ``q = [x_0, y_0, theta_0, x_1, ...]`` (m, rad)
-of their centres of mass (Nikravesh; seed 000 §3). Joints reference bodies by index, with
+of their centres of mass (Nikravesh). Joints reference bodies by index, with
 ``GROUND = -1`` for the fixed frame, and points in each body's own frame (m).
 
 Everything a user may sweep, fit or optimise (masses, clearances, stiffnesses,
@@ -63,7 +63,7 @@ class FixedJoint(eqx.Module):
 
 class ClearanceJoint(eqx.Module):
     """Revolute clearance joint: a journal on ``journal_body`` inside a bearing on
-    ``bearing_body``, coupled only by contact forces (seed 002; REFERENCE.md §1).
+    ``bearing_body``, coupled only by contact forces.
 
     The contact stiffness is derived at evaluation time, so that sweeping the clearance
     with ``stiffness = "hertz"`` keeps the stiffness consistent with the geometry:

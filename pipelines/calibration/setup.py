@@ -1,4 +1,4 @@
-"""From a calibration config (``spec/calibrate_example.toml`` format) to a ready problem.
+"""From a calibration config (``configs/calibrate_example.toml`` format) to a ready problem.
 
 Config sections (unknown keys are refused; everything but ``base``, ``[data]`` ``path``/
 ``signals`` and ``[[fit]]`` ``path``/``initial`` is optional)::

@@ -3,7 +3,7 @@
 Everything here is pure JAX, so the fit differentiates through it (also with respect to a
 time offset between the record and the simulation, through the linear interpolation).
 
-Column names (``shared/CONTRACT.md``): per body ``B.x B.y B.theta B.vx B.vy B.omega B.ax B.ay
+Column names: per body ``B.x B.y B.theta B.vx B.vy B.omega B.ax B.ay
 B.alpha``; per clearance joint ``J.ex J.ey J.penetration J.normal_force J.tangential_force
 J.slip_velocity``; per driver ``D.torque``.
 """

@@ -21,11 +21,12 @@ from ..config import (
     load_mechanism,
     load_pipeline_mechanism,
     load_toml,
+    si_value_in_base,
 )
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si, si_unit
 
-# timeseries.parquet columns (CONTRACT.md), per body / clearance joint / driver.
+# timeseries.parquet columns of the output contract, per body / clearance joint / driver.
 BODY_SIGNALS = ("x", "y", "theta", "vx", "vy", "omega", "ax", "ay", "alpha")
 JOINT_SIGNALS = ("ex", "ey", "penetration", "normal_force", "tangential_force", "slip_velocity")
 DRIVER_SIGNALS = ("torque",)
@@ -97,20 +98,11 @@ def _check_parameter(mechanism: MechanismConfig, entry: dict, location: str, fil
         if field not in entry:
             continue
         raw_values = entry[field] if isinstance(entry[field], list) and field != "initial" else [entry[field]]
-        converted = [value_in_base(mechanism, parameter, value, file, f"{location}.{field}") for value in raw_values]
+        converted = [si_value_in_base(mechanism, parameter, value, file, f"{location}.{field}") for value in raw_values]
         if field in ORDERED_FIELDS:
             _check_interval(converted, file, f"{location}.{field}")
         report[field] = converted if field != "initial" else converted[0]
     return report
-
-
-def value_in_base(mechanism: MechanismConfig, parameter: str, value: Any, file: str, key: str) -> Any:
-    """The SI value ``parameter`` takes when set to ``value``; refused values name the pipeline key."""
-    try:
-        return mechanism.with_values({parameter: value}, source=file).si_value(parameter)
-    except ConfigError as error:
-        where = "" if error.key == parameter else f"{error.key}: "
-        raise ConfigError(file, key, f"{parameter} = {value!r} is refused: {where}{error.message}") from None
 
 
 def _check_interval(bounds: list[Any], file: str, key: str) -> None:
@@ -123,15 +115,15 @@ def _check_interval(bounds: list[Any], file: str, key: str) -> None:
 def _metric_dimensions(mechanism: MechanismConfig) -> dict[str, str]:
     """Every metric a constraint may name (the contract's and the design pipeline's), with
     its dimension."""
-    from ..design.performance import BODY_METRICS, JOINT_METRICS
+    from ..design.performance import DESIGN_BODY_METRICS, DESIGN_JOINT_METRICS
 
     metrics = {
         f"{joint.name}.{metric}": dimension
         for joint in mechanism.clearance_joints
-        for metric, dimension in JOINT_METRICS.items()
+        for metric, dimension in DESIGN_JOINT_METRICS.items()
     }
     metrics.update(
-        {f"{body.name}.{metric}": dimension for body in mechanism.bodies for metric, dimension in BODY_METRICS.items()}
+        {f"{body.name}.{metric}": dimension for body in mechanism.bodies for metric, dimension in DESIGN_BODY_METRICS.items()}
     )
     return metrics
 

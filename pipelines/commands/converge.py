@@ -1,4 +1,4 @@
-"""``clearance converge CONFIG``: contact-stiffness convergence study (seed 000 §6.1).
+"""``clearance converge CONFIG``: contact-stiffness convergence study.
 
 CONFIG is a mechanism file, or a pipeline config whose ``base`` names one. Writes
 ``convergence.json`` and ``convergence.png`` to ``--out`` (default

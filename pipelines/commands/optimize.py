@@ -1,4 +1,4 @@
-"""``clearance optimize CONFIG``: clearance tolerance design (contract: ``shared/CONTRACT.md``).
+"""``clearance optimize CONFIG``: clearance tolerance design.
 
 Writes ``optimum.json``, ``sweep.parquet`` (every evaluated design and sample) and PNG
 figures (``pareto.png``, ``history.png``, ``verification.png``) to ``--out`` (default

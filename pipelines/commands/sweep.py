@@ -1,4 +1,4 @@
-"""``clearance sweep CONFIG``: a batched, resumable parameter sweep (contract: ``shared/CONTRACT.md``).
+"""``clearance sweep CONFIG``: a batched, resumable parameter sweep.
 
 Writes ``results.parquet`` (one row per parameter point), ``sweep.json`` (design, counts,
 compile and run times per group, lockstep efficiency per chunk, versions, git revision),

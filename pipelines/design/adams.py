@@ -1,11 +1,10 @@
 """ADAMS contact (IMPACT + Coulomb friction) parameters for each clearance joint, in ADAMS's
 MMKS units (mm, kg, N, s), with the conversions written out.
 
-ADAMS's solid-to-solid contact (or the ``IMPACT`` function) takes (seed 000 §5.1-§5.2,
-seed 003 §3.3.3; MSC ADAMS/Solver ``IMPACT`` and ``CONTACT`` reference):
+ADAMS's solid-to-solid contact (or the ``IMPACT`` function) takes (MSC ADAMS/Solver ``IMPACT`` and ``CONTACT`` reference):
 
 - ``stiffness`` ``K`` in N/mm^n: ``F = K delta^n`` with ``delta`` in mm, so
-  ``K_mm = K_SI / 1000^n`` (seed 000 §5.2: 2.5e8 N/m^1.5 -> 7.9e3 N/mm^1.5;
+  ``K_mm = K_SI / 1000^n`` (e.g. 2.5e8 N/m^1.5 -> 7.9e3 N/mm^1.5;
   :func:`model.contact.stiffness.stiffness_to_adams`),
 - ``exponent`` ``n`` (unchanged),
 - ``damping`` ``c_max`` in N s/mm (``/1000`` from N s/m, :func:`model.contact.stiffness.damping_to_adams`),
@@ -15,7 +14,7 @@ seed 003 §3.3.3; MSC ADAMS/Solver ``IMPACT`` and ``CONTACT`` reference):
   ``v_d`` in mm/s.
 
 ``c_max`` comes from the coefficient of restitution through the hysteresis damping factor
-(seed 003 eq. 3-21, :func:`model.contact.normal.adams_damping_max`)::
+(Lankarani & Nikravesh 1990, :func:`model.contact.normal.adams_damping_max`)::
 
     c_max = chi(e) K d_max^n / v_imp,   chi = 3 (1 - e^2) / 4 (Lankarani-Nikravesh)
 
@@ -27,7 +26,7 @@ velocity of a simulation of the config (``J.first_impact_velocity``); if no impa
 (or with ``simulate=False``) :data:`DEFAULT_IMPACT_VELOCITY` is used; the file says which.
 
 ``d_max``: the config's ``contact.penetration_max`` when it is given (or the joint is
-simulated with ``adams_impact``, which uses it), else seed 000's start value 0.01 mm
+simulated with ``adams_impact``, which uses it), else the usual start value 0.01 mm
 (§5.2, §6.4 table: "ADAMS penetration depth 0.01 mm").
 """
 
@@ -48,7 +47,7 @@ from ..io import atomic_path, write_json
 
 MM_PER_M = 1000.0
 DEFAULT_IMPACT_VELOCITY = 1.0  # m/s: order of the closing speeds of the benchmark slider-cranks
-SEED000_PENETRATION_DEPTH = 1e-5  # m (0.01 mm), seed 000 §5.2 and §6.4
+START_PENETRATION_DEPTH = 1e-5  # m (0.01 mm): a usual starting value of IMPACT's d_max
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ def _penetration_depth(config: MechanismConfig, name: str, contact_model: str) -
         return joint.contact.penetration_max, "contact.penetration_max of the config"
     if contact_model == "adams_impact":
         return joint.contact.penetration_max, "contact.penetration_max default, as simulated by adams_impact"
-    return SEED000_PENETRATION_DEPTH, "seed 000 start value (§5.2, §6.4); the model's law has no d_max"
+    return START_PENETRATION_DEPTH, "the usual 0.01 mm start value; the model's law has no d_max"
 
 
 def _friction(law) -> dict:
@@ -143,7 +142,7 @@ def adams_parameters(config: MechanismConfig, impact_velocities: dict[str, Impac
             ln_damping = float(adams_damping_max(stiffness, exponent, restitution, velocity.value, depth))
             damping = ln_damping * chi / chi_ln if chi_ln > 0 else chi * stiffness * depth**exponent / velocity.value
             damping_formula = (f"c_max = chi K d_max^n / v_imp with chi = {chi:.6g} ({chi_model}, e = {restitution:g}); "
-                               "seed 003 eq. 3-21")
+                               "Lankarani & Nikravesh (1990)")
         source = next(j for j in config.clearance_joints if j.name == name)
         parameters[name] = {
             "journal_body": source.bodies[0],

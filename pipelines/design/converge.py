@@ -1,12 +1,12 @@
-"""Contact-stiffness convergence study (seed 000 §6.1).
+"""Contact-stiffness convergence study.
 
-Seed 000 §6.1: a theoretical (Hertz) contact stiffness makes the equations very stiff;
+A theoretical (Hertz) contact stiffness makes the equations very stiff;
 start with a stiffness one to two orders of magnitude below it, raise it step by step and
 watch the peak contact force and the penetration. Once the peak force changes by less
 than 5 % the stiffness is "basically sufficient" and need not be pushed to the theoretical
 value; a stiffness that is too low shows as low forces and large penetrations, so the final
-penetration must stay well below the clearance (e.g. 10 % of it; seed 000 §4.3/§6.1 and
-REFERENCE.md §4).
+penetration must stay well below the clearance (e.g. 10 % of it;
+docs/reference.md).
 
 The stiffness is scaled through ``joints.J.contact.stiffness_factor`` (an array leaf), so
 every level reuses one compiled simulation. Levels are ``start, start r, start r^2, ...``
@@ -42,10 +42,10 @@ MIN_SAMPLES_PER_CONTACT = 5
 class ConvergenceOptions:
     """Levels and criteria of the study (factors relative to the configured stiffness)."""
 
-    start_factor: float = 0.01  # seed 000: one to two orders of magnitude below the theory
+    start_factor: float = 0.01  # one to two orders of magnitude below the theory
     ratio: float = math.sqrt(10.0)  # two levels per decade
     max_factor: float = 1.0  # the configured (theoretical) stiffness
-    tolerance: float = 0.05  # seed 000: peak force change < 5 %
+    tolerance: float = 0.05  # peak force change < 5 %
     penetration_limit: float = 0.1  # max penetration / clearance must stay below this
     joints: tuple[str, ...] = ()  # clearance joints to scale together; () = all
 
@@ -113,7 +113,7 @@ def run_convergence(config: MechanismConfig, options: ConvergenceOptions = Conve
     study = {
         "config": config.source,
         "joints": list(names),
-        "criterion": "relative change of the peak normal force from the previous level < tolerance (seed 000 §6.1)",
+        "criterion": "relative change of the peak normal force from the previous level < tolerance",
         "tolerance": options.tolerance,
         "penetration_limit": options.penetration_limit,
         "ratio": options.ratio,

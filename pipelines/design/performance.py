@@ -38,8 +38,8 @@ from model.integrate.trajectory import Trajectory
 
 # metric -> dimension (pipelines.units names), per clearance joint and per body.
 # The contract's metrics plus the design pipeline's own.
-JOINT_METRICS = {**model_metrics.JOINT_METRICS, "impact_fraction": "dimensionless"}
-BODY_METRICS = {
+DESIGN_JOINT_METRICS = {**model_metrics.JOINT_METRICS, "impact_fraction": "dimensionless"}
+DESIGN_BODY_METRICS = {
     **model_metrics.BODY_METRICS,
     "rms_acceleration_error": "acceleration",
     "max_position_error": "length",
@@ -54,8 +54,8 @@ _TINY = 1e-30  # keeps sqrt differentiable at exactly zero error (t = 0)
 
 def metric_dimensions(mechanism: Mechanism) -> dict[str, str]:
     """Every metric :func:`trajectory_metrics` can produce for ``mechanism``, with its dimension."""
-    names = {f"{joint}.{m}": dim for joint in mechanism.clearance_names for m, dim in JOINT_METRICS.items()}
-    names.update({f"{body}.{m}": dim for body in mechanism.body_names for m, dim in BODY_METRICS.items()})
+    names = {f"{joint}.{m}": dim for joint in mechanism.clearance_names for m, dim in DESIGN_JOINT_METRICS.items()}
+    names.update({f"{body}.{m}": dim for body in mechanism.body_names for m, dim in DESIGN_BODY_METRICS.items()})
     return names
 
 

@@ -144,7 +144,7 @@ def verification_figure(result) -> plt.Figure:
 
 def convergence_figure(study) -> plt.Figure:
     """Peak normal force, its relative change and penetration/clearance against the
-    stiffness factor (seed 000 §6.1)."""
+    stiffness factor."""
     factors = np.array([level["stiffness_factor"] for level in study["levels"]])
     joints = list(study["levels"][0]["joints"])
     figure, axes = plt.subplots(3, 1, figsize=(7, 8.5), sharex=True)
@@ -166,6 +166,6 @@ def convergence_figure(study) -> plt.Figure:
         axis.grid(alpha=0.3, which="both")
         axis.legend(fontsize=8)
     verdict = "converged" if study["converged"] else "not converged"
-    figure.suptitle(f"Contact stiffness convergence (seed 000 §6.1): {verdict}", fontsize=10)
+    figure.suptitle(f"Contact stiffness convergence: {verdict}", fontsize=10)
     figure.tight_layout()
     return figure

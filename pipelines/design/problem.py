@@ -1,4 +1,4 @@
-"""A tolerance-design config (``spec/optimize_example.toml``) read into a :class:`DesignProblem`.
+"""A tolerance-design config (``configs/optimize_example.toml``) read into a :class:`DesignProblem`.
 
 Format (the spec's keys, plus optional ones this project adds)::
 
@@ -22,7 +22,7 @@ Format (the spec's keys, plus optional ones this project adds)::
     [simulation]                    # merged over the base's [simulation]
     t_end = "120 ms"
 
-    [optimizer]                     # optional, see OptimizerOptions
+    [optimizer]                     # optional, see DesignSearchOptions
     samples = 4
 
     [cost]                          # optional, see pipelines.design.cost
@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 
 from ..build import build_mechanism, parameter_leaf, solver_settings
-from ..config import MechanismConfig, load_pipeline_mechanism
+from ..config import MechanismConfig, load_pipeline_mechanism, si_value_in_base
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si
 from .cost import COST_MODELS, LinearCost, ToleranceCost
@@ -61,7 +61,7 @@ COST_KEYS = ("model", "exponent", "scale", "fixed", "reference_band", "min_clear
 
 
 @dataclass(frozen=True)
-class OptimizerOptions:
+class DesignSearchOptions:
     """Knobs of the design study (``[optimizer]`` table; CLI flags override)."""
 
     samples: int = 4  # uncertain samples per gradient evaluation (the vmap batch)
@@ -81,7 +81,7 @@ class OptimizerOptions:
     batching: str = "vmap"  # "vmap" (batched) | "map" (sequential; less wasted work on CPU)
     ideal_metrics: bool = False  # also simulate the ideal mechanism when no constraint needs it
 
-    def validate(self, file: str) -> "OptimizerOptions":
+    def validate(self, file: str) -> "DesignSearchOptions":
         counts = ("samples", "iterations", "inner_steps", "verification_samples", "verification_points",
                   "pareto_points", "backoff_steps", "seed")
         for name in counts:
@@ -175,7 +175,7 @@ class DesignProblem:
     design: list[DesignVariable]
     constraints: list[Constraint]
     uncertain: list[UncertainParameter]
-    options: OptimizerOptions
+    options: DesignSearchOptions
     costs: dict[str, Any] = field(default_factory=dict)  # path -> ToleranceCost | LinearCost
     min_clearances: dict[str, float] = field(default_factory=dict)  # joint -> lower band edge (m)
 
@@ -219,22 +219,10 @@ def _entries(raw: Mapping[str, Any], key: str, allowed: tuple[str, ...], file: s
     return entries
 
 
-def _si_in_base(config: MechanismConfig, path: str, value: Any, file: str, key: str) -> float:
-    """The SI value ``path`` takes in the base when set to ``value``; refusals name ``file: key``."""
-    try:
-        converted = config.with_values({path: value}, source=file).si_value(path)
-    except ConfigError as error:
-        where = "" if error.key == path else f"{error.key}: "
-        raise ConfigError(file, key, f"{path} = {value!r} is refused: {where}{error.message}") from None
-    if not isinstance(converted, float):
-        raise ConfigError(file, key, f"{path} is not a number in the base (got {converted!r})")
-    return converted
-
-
 def _interval(config, path, values, file, key) -> tuple[float, float]:
     if not isinstance(values, list) or len(values) != 2:
         raise ConfigError(file, key, f"expected [lower, upper], got {values!r}")
-    lower, upper = (_si_in_base(config, path, value, file, key) for value in values)
+    lower, upper = (si_value_in_base(config, path, value, file, key, require_number=True) for value in values)
     if not lower < upper:
         raise ConfigError(file, key, f"expected lower < upper, got {lower:g} >= {upper:g} (SI)")
     return lower, upper
@@ -257,7 +245,7 @@ def _design_variable(config, mechanism, entry, index, file) -> DesignVariable:
         raise ConfigError(file, f"{key}.bounds", "required key is missing")
     lower, upper = _interval(config, path, entry["bounds"], file, f"{key}.bounds")
     if "initial" in entry:
-        initial = _si_in_base(config, path, entry["initial"], file, f"{key}.initial")
+        initial = si_value_in_base(config, path, entry["initial"], file, f"{key}.initial", require_number=True)
         if not lower <= initial <= upper:
             raise ConfigError(file, f"{key}.initial", f"must lie within the bounds [{lower:g}, {upper:g}] (SI)")
     else:
@@ -295,16 +283,16 @@ def _constraints(mechanism, entries, file) -> list[Constraint]:
     return constraints
 
 
-def _options(raw: Any, file: str) -> OptimizerOptions:
+def _options(raw: Any, file: str) -> DesignSearchOptions:
     if raw is None:
-        return OptimizerOptions()
+        return DesignSearchOptions()
     if not isinstance(raw, dict):
         raise ConfigError(file, "optimizer", "expected a table")
-    allowed = [f.name for f in dataclasses.fields(OptimizerOptions)]
+    allowed = [f.name for f in dataclasses.fields(DesignSearchOptions)]
     for name in raw:
         if name not in allowed:
             raise ConfigError(file, f"optimizer.{name}", f"unknown key; allowed keys: {', '.join(allowed)}")
-    return OptimizerOptions(**raw).validate(file)
+    return DesignSearchOptions(**raw).validate(file)
 
 
 def _costs(raw: Any, design: list[DesignVariable], config: MechanismConfig, file: str):

@@ -60,7 +60,7 @@ def test_first_impact_agrees_with_diffrax(flores, diffrax_figures, field, method
     np.testing.assert_allclose(peer["first_impact_velocity"], ours["first_impact_velocity"], rtol=1e-3)
     np.testing.assert_allclose(peer["peak_penetration"][0], ours["peak_penetration"][0], rtol=1e-3)
     np.testing.assert_allclose(peer["peak_normal_force"][0], ours["peak_normal_force"][0], rtol=1e-3)
-    # the penetration stays well below the clearance (REFERENCE.md §4)
+    # the penetration stays well below the clearance (docs/reference.md)
     assert ours["peak_penetration"][0] < 0.2 * 5e-4
 
 

@@ -313,3 +313,14 @@ def test_pipeline_with_missing_base(tmp_path):
     with pytest.raises(ConfigError, match="file not found") as caught:
         load_with_base(path)
     assert caught.value.file == str(tmp_path / "nowhere.toml")
+
+
+def test_pipeline_override_may_add_a_section_the_file_lacks(tmp_path):
+    copy_configs(tmp_path)
+    assert "loss" not in load_toml(tmp_path / "calibrate_example.toml")
+    pipeline, _ = load_with_base(tmp_path / "calibrate_example.toml", ['loss.windows=[["1 ms", "2 ms"]]'])
+    assert pipeline["loss"] == {"windows": [["1 ms", "2 ms"]]}
+    # A mechanism path still has to exist: a typo is refused, naming the --set.
+    with pytest.raises(ConfigError) as caught:
+        load_with_base(tmp_path / "calibrate_example.toml", ["joints.pinn.clearance=1 mm"])
+    assert caught.value.file == "--set"

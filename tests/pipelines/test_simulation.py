@@ -45,7 +45,7 @@ def test_flores_contract_files(flores_run):
 def test_flores_physics(flores_run):
     _, summary, series = flores_run
     clearance = 0.5e-3
-    # penetration far below the clearance (seed 000 §4.3 asks < 10 %; Hertz K here
+    # penetration far below the clearance (< 10 % is the usual criterion; Hertz K here
     # gives peaks of a few percent to ~15 % at the hardest impacts)
     assert 0 < summary["pin.max_penetration"] < 0.2 * clearance
     # first impact: the free slider keeps its TDC velocity while the pin accelerates at

@@ -18,7 +18,7 @@ PATHS = ["joints.pin.clearance", "joints.pin.contact.restitution", "joints.pin.c
 
 
 def copy_example(folder: Path) -> Path:
-    """spec/sweep_example.toml beside the spec mechanism, as the contract places them."""
+    """configs/sweep_example.toml beside its base mechanism."""
     for name in ("sweep_example.toml", "flores_slider_crank.toml"):
         shutil.copy(CONFIGS / name, folder)
     return folder / "sweep_example.toml"

@@ -55,6 +55,7 @@ def config(tmp_path_factory):
     )
 
 
+@pytest.mark.slow  # starts a Ray cluster in a child process and compiles a sweep there
 def test_ray_chunks_match_local_run(config, tmp_path):
     child = subprocess.run([sys.executable, "-c", DRIVER.format(tiny=TINY), str(config), str(tmp_path)],
                            cwd=REPOSITORY, capture_output=True, text=True, timeout=1200)

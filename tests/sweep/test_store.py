@@ -33,15 +33,27 @@ def uninterrupted(config):
     return run_sweep(*load_sweep(config, SHORT), batch_size=1, progress=False, executor="local", chunk_size=2)
 
 
+class SimulatedKill(RuntimeError):
+    """The sweep process dies right after a chunk was stored."""
+
+
+def _killed_after_first_chunk(add):
+    def add_then_die(self, rows, info):
+        entry = add(self, rows, info)
+        raise SimulatedKill(f"simulated kill after chunk {entry['number']}")
+
+    return add_then_die
+
+
 @pytest.fixture(scope="module")
 def killed_and_resumed(config, tmp_path_factory, monkeypatch_module):
-    """Run into ``out``, killed (the store's test hook) after its first chunk; then resume."""
+    """Run into ``out``, killed right after its first chunk was stored; then resume."""
     out = tmp_path_factory.mktemp("killed")
     design, base = load_sweep(config, SHORT)
-    monkeypatch_module.setenv(store_module.FAIL_AFTER_ENV, "1")
-    with pytest.raises(store_module.SimulatedKill):
+    monkeypatch_module.setattr(store_module.ChunkStore, "add", _killed_after_first_chunk(store_module.ChunkStore.add))
+    with pytest.raises(SimulatedKill):
         run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=2, out_dir=out)
-    monkeypatch_module.delenv(store_module.FAIL_AFTER_ENV)
+    monkeypatch_module.undo()
     manifest = json.loads((out / "chunks" / "manifest.json").read_text())
     first = out / "chunks" / manifest["chunks"][0]["file"]
     before = (first.stat().st_mtime_ns, first.read_bytes())

@@ -53,7 +53,7 @@ def test_continuous(name):
 
 def test_static_dynamic_shape():
     law = LAWS["static_dynamic"]
-    assert float(friction_coefficient(law, 1.0e-3)) == pytest.approx(0.15)  # mu_s at v_s (Yao, Chen, Wang & Liu)
+    assert float(friction_coefficient(law, 1.0e-3)) == pytest.approx(0.15)  # mu_s at v_s
     assert float(friction_coefficient(law, 1.5e-3)) == pytest.approx(0.10)  # mu_d at v_d
     assert float(friction_coefficient(law, 1.25e-3)) == pytest.approx(0.125)  # haversine midpoint
     # STEP(v, -v_s, -mu_s, v_s, mu_s) at v = v_s/2: D = 0.75, D^2 (3 - 2D) = 0.84375
@@ -91,3 +91,15 @@ def test_jit_vmap():
 def test_unknown_model_refused():
     with pytest.raises(ValueError, match="unknown friction law"):
         FrictionLaw("coulomb")
+
+
+def test_registry_names_every_law_once():
+    from model.contact import FRICTION_LAW_CLASSES, AbstractFrictionLaw
+
+    assert FRICTION_LAWS == tuple(FRICTION_LAW_CLASSES)
+    for name, cls in FRICTION_LAW_CLASSES.items():
+        assert issubclass(cls, AbstractFrictionLaw) and cls.name == name
+        stiction, dynamic = cls.default_velocities
+        assert 0.0 < stiction <= dynamic
+    with pytest.raises(ValueError, match="unknown friction law"):
+        FrictionLaw("no_such_law")

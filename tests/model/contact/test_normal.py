@@ -4,7 +4,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from model import NORMAL_FORCE_LAWS, ContactLaw, adams_damping_max, hysteresis_factor, normal_force, step
+from model import NORMAL_FORCE_LAWS, ContactLaw, adams_damping_max, hysteresis_factor, normal_force
+from model.contact import LAWS_WITHOUT_RESTITUTION, NORMAL_LAW_CLASSES, AbstractNormalLaw
 
 K = 1e9  # N/m^1.5
 DELTA = 1e-5  # m
@@ -46,11 +47,16 @@ def test_kelvin_voigt_clips_damping_while_separating():
     assert float(normal_force(kv, DELTA, -RATE, MEMORY)) == pytest.approx(ELASTIC, rel=1e-12)
 
 
-def test_step_function():
-    assert float(step(-1.0, 0.0, 2.0, 1.0, 5.0)) == 2.0
-    assert float(step(2.0, 0.0, 2.0, 1.0, 5.0)) == 5.0
-    assert float(step(0.5, 0.0, 2.0, 1.0, 5.0)) == pytest.approx(3.5)
-    assert float(step(0.1, 0.0, 0.0, 1.0, 1.0)) == pytest.approx(0.028)
+def test_registry_names_every_law_once():
+    # Every registered class is a final AbstractNormalLaw under its own name; the names the
+    # config allows and the restitution-free set derive from the registry.
+    assert NORMAL_FORCE_LAWS == tuple(NORMAL_LAW_CLASSES)
+    for name, cls in NORMAL_LAW_CLASSES.items():
+        assert issubclass(cls, AbstractNormalLaw) and cls.name == name
+        assert ContactLaw(name, stiffness=K).law == cls()
+    assert set(LAWS_WITHOUT_RESTITUTION) == {"hertz", "kelvin_voigt"}
+    with pytest.raises(ValueError, match="unknown normal force law"):
+        ContactLaw("no_such_law", stiffness=K)
 
 
 def test_adams_impact_by_hand():

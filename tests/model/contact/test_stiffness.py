@@ -14,8 +14,8 @@ from model import (
 )
 
 
-def test_seed000_unit_conversion():
-    # Seed 000 §5.2: 2.5e8 N/m^1.5 -> divide by 1000^1.5 -> about 7.9e3 N/mm^1.5.
+def test_unit_conversion_to_mm():
+    # 2.5e8 N/m^1.5 -> divide by 1000^1.5 -> about 7.9e3 N/mm^1.5.
     assert float(stiffness_to_adams(2.5e8, 1.5)) == pytest.approx(7905.7, rel=1e-4)
 
 

@@ -1,4 +1,4 @@
-"""Seed 002 worked example (REFERENCE.md §1), value by value to 4 significant digits."""
+"""The clearance-kinematics worked example (docs/reference.md), value by value to 4 significant digits."""
 
 import jax
 import jax.numpy as jnp

@@ -17,6 +17,7 @@ from pipelines.config import SolverName
 from tests.helpers import FLORES
 
 SOLVER_CLASSES = {"rodas4": (Rodas4, RODAS4), "rodas5p": (Rodas5P, RODAS5P)}
+PUBLISHED_ORDER = {"rodas4": 4, "rodas5p": 5}
 
 
 def _pendulum(t, y, args):
@@ -42,9 +43,10 @@ def test_convergence_order(name, pendulum_reference):
     solver_class, tableau = SOLVER_CLASSES[name]
     errors = np.array([float(jnp.max(jnp.abs(_final(solver_class(), n) - pendulum_reference))) for n in (40, 80, 160)])
     observed = np.log2(errors[:-1] / errors[1:])
-    assert solver_class().order(None) == tableau.order
-    # measured 4.03/4.02 (Rodas4) and 4.89/4.92 (Rodas5P)
-    assert np.all(observed > tableau.order - 0.2), observed
+    # published orders: Rodas4 4 (Hairer & Wanner 1996), Rodas5P 5 (Steinebach 2023)
+    published = PUBLISHED_ORDER[name]
+    assert solver_class().order(None) == published
+    assert np.all(observed > published - 0.2), observed
 
 
 @pytest.mark.parametrize("name", sorted(SOLVER_CLASSES))
@@ -54,7 +56,7 @@ def test_error_estimate_is_the_embedded_difference(name, pendulum_reference):
     solver_class, tableau = SOLVER_CLASSES[name]
     embedded = type("Embedded", (AbstractRosenbrock,), {"tableau": tableau._replace(m=tableau.m_hat)})()
     errors = np.array([float(jnp.max(jnp.abs(_final(embedded, n) - pendulum_reference))) for n in (40, 80)])
-    assert np.log2(errors[0] / errors[1]) == pytest.approx(tableau.order - 1, abs=0.2)
+    assert np.log2(errors[0] / errors[1]) == pytest.approx(PUBLISHED_ORDER[name] - 1, abs=0.2)
     term = diffrax.ODETerm(_pendulum)
     y0, h = jnp.array([1.0, 0.2]), 1e-2
     y1, error, *_ = solver_class().step(term, 0.0, h, y0, None, None, False)
@@ -83,7 +85,7 @@ def _stiff_solve(solver, rate=None, rtol=1e-6, atol=1e-9):
 @pytest.mark.parametrize("name", sorted(SOLVER_CLASSES))
 def test_l_stable_on_a_stiff_problem(name):
     solution = _stiff_solve(SOLVER_CLASSES[name][0]())
-    assert int(solution.result._value) == 0
+    assert bool(solution.result == diffrax.RESULTS.successful)
     assert float(solution.ys[-1, 0]) == pytest.approx(np.cos(1.0), rel=1e-7)
     # Tsit5 would need ~3e5 steps; measured a few dozen
     assert int(solution.stats["num_steps"]) < 200

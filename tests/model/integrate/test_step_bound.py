@@ -89,12 +89,12 @@ def test_controller_cuts_only_from_flight(flores_steps):
 
 
 def test_resting_stiff_contact_is_not_held():
-    """Seed 000 resting in its bearing at 1e4 x the Hertz stiffness: a fixed bound of
+    """The low-speed slider-crank resting in its bearing at 1e4 x the Hertz stiffness: a fixed bound of
     0.2 T_c (T_c at 1 % of c, far above the resting penetration) takes 4x the steps of the
     state-aware bound here (measured 2826 against 674) for a force error the latter also
     reaches (docs/integration.md)."""
     overrides = ("joints.pin.contact.stiffness_factor=1e4", "joints.pin.contact.restitution=0.05")
-    mechanism, settings = load("seed000_slider_crank.toml", overrides, t_end=1e-3, output_interval=1e-4, rtol=1e-8,
+    mechanism, settings = load("low_speed_slider_crank.toml", overrides, t_end=1e-3, output_interval=1e-4, rtol=1e-8,
                                atol=1e-11, max_steps=1_000_000)
     fixed = replace(settings, dtmax_contact_share=None, dtmax=SHARE * float(model.contact_periods(mechanism).min()))
     reference = SIMULATE(mechanism, replace(fixed, solver="dopri8", rtol=1e-10, atol=1e-13))

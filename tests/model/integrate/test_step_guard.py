@@ -71,7 +71,7 @@ def test_every_model_controller_is_guarded(share):
 
 
 def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
-    """The case that hung (stop 14): Dopri8 at rtol 1e-10 over the four-bar's 10 ms. The
+    """A case that once hung: Dopri8 at rtol 1e-10 over the four-bar's 10 ms. The
     initial-step heuristic tries the whole window, which overflows; with the model's
     controller the solve shrinks and advances, with a bare PID it never accepts a step."""
     config = load_mechanism(CONFIGS / "fourbar_two_clearances.toml")

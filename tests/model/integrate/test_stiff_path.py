@@ -48,7 +48,7 @@ def _exact_y0(t, rate=LAMBDA):
 @pytest.mark.parametrize("solver_name", ["kvaerno5", "kencarp4"])  # f-space and k-space stages
 def test_stage_chord_solves_stiff_relaxation(solver_name):
     solution = _solve(solver_name)
-    assert int(solution.result._value) == 0
+    assert bool(solution.result == diffrax.RESULTS.successful)
     assert float(solution.ys[0, 0]) == pytest.approx(_exact_y0(1.0), rel=1e-6)
     steps = int(solution.stats["num_steps"])
     # explicit stability alone would need > 1e4 * 1 s / 3.3 steps; the L-stable path needs few

@@ -46,7 +46,7 @@ def test_ideal_slider_kinematics_match_analytic(flores, ideal_run):
     np.testing.assert_allclose(trajectory.q[:, slider], x, rtol=1e-6)
     np.testing.assert_allclose(trajectory.qd[:, slider], v, atol=1e-6 * np.max(np.abs(v)))
     np.testing.assert_allclose(trajectory.qdd[:, slider], a, atol=1e-6 * np.max(np.abs(a)))
-    # the published peak: r w^2 (1 + r/L) = 19,419 m/s^2 (REFERENCE.md §5 A)
+    # the published peak: r w^2 (1 + r/L) = 19,419 m/s^2 (docs/reference.md)
     assert np.max(np.abs(trajectory.qdd[:, slider])) == pytest.approx(19419, rel=1e-4)
 
 
@@ -154,3 +154,17 @@ def test_flat_state_is_the_same_field(flores):
     assert float(jnp.max(model.evaluate(mechanism, 0.0, state).contact.penetration)) > 0
     np.testing.assert_array_equal(flat_vector_field(0.0, flat, mechanism),
                                   flatten_state(model.vector_field(0.0, state, mechanism)))
+
+
+def test_projection_reaches_the_constraints_and_reports_failure(flores):
+    from model.mechanics.dynamics import constraints, project_onto_constraints
+
+    _, mechanism = flores
+    ideal = mechanism.idealised()
+    # 2 mm and 0.06 rad off every coordinate: Gauss-Newton lands on Phi = 0
+    perturbed = ideal.initial_positions + 2e-3 * (1.0 + jnp.arange(ideal.initial_positions.size) % 3 * 14.0)
+    projection = project_onto_constraints(ideal, perturbed)
+    assert bool(projection.converged)
+    assert float(jnp.max(jnp.abs(constraints(ideal, projection.positions, jnp.zeros(()))))) < 1e-12
+    # one step is not enough from there: the status says so instead of returning a bad point
+    assert not bool(project_onto_constraints(ideal, perturbed, max_steps=1).converged)

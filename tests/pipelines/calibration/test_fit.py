@@ -1,4 +1,4 @@
-"""End to end on the spec's calibration config (spec/calibrate_example.toml, copied beside
+"""End to end on the spec's calibration config (configs/calibrate_example.toml, copied beside
 configs/flores_slider_crank.toml with a synthetic measured.csv).
 
 The record: 1 ms of the Flores slider-crank's slider acceleration made with the known

@@ -1,4 +1,4 @@
-"""ADAMS export: unit conversion against seed 000 §5.2, c_max from seed 003, atomic file."""
+"""ADAMS export: unit conversion to mm, c_max from the hysteresis factor, atomic file."""
 
 import json
 from pathlib import Path
@@ -13,15 +13,15 @@ from pipelines.design.adams import ImpactVelocity, adams_parameters, write_adams
 
 from tests.helpers import CONFIGS
 SPEC = CONFIGS / "flores_slider_crank.toml"
-SEED000_STIFFNESS = ["--set", 'joints.pin.contact.stiffness="2.5e8 N/m^1.5"']
+QUOTED_STIFFNESS = ["--set", 'joints.pin.contact.stiffness="2.5e8 N/m^1.5"']
 
 
-def test_seed000_stiffness_figure(tmp_path, capsys):
-    code = main(["export-adams", str(SPEC), *SEED000_STIFFNESS, "--no-simulate", "--out", str(tmp_path)])
+def test_quoted_stiffness_figure(tmp_path, capsys):
+    code = main(["export-adams", str(SPEC), *QUOTED_STIFFNESS, "--no-simulate", "--out", str(tmp_path)])
     assert code == 0
     joint = json.loads((tmp_path / "adams_contact.json").read_text())["joints"]["pin"]
     assert joint["stiffness_si"] == 2.5e8
-    assert joint["stiffness"] == pytest.approx(2.5e8 * 3.16e-5, rel=1e-3)  # seed 000: "multiply by 3.16e-5"
+    assert joint["stiffness"] == pytest.approx(2.5e8 * 3.16e-5, rel=1e-3)  # 1000^-1.5 = 3.16e-5
     assert round(joint["stiffness"], -2) == 7.9e3
     text = (tmp_path / "adams_contact.txt").read_text()
     assert "stiffness   = 7.905694E+03  N/mm^1.5" in text and "1000^1.5" in text
@@ -29,7 +29,7 @@ def test_seed000_stiffness_figure(tmp_path, capsys):
     assert "default 1 m/s" in text
 
 
-def test_damping_follows_seed003_and_units():
+def test_damping_follows_the_hysteresis_factor_and_units():
     config = load_mechanism(SPEC, ["joints.pin.contact.penetration_max=0.02 mm"])
     joint = adams_parameters(config, {"pin": ImpactVelocity(0.8, "test")})["pin"]
     K = joint["stiffness_si"]
@@ -51,7 +51,7 @@ def test_friction_in_mm_per_s():
     friction = adams_parameters(config, {"pin": ImpactVelocity(1.0, "test")})["pin"]["friction"]
     assert friction["coulomb_friction"] == "on"
     assert (friction["mu_static"], friction["mu_dynamic"]) == pytest.approx((0.15, 0.1))
-    assert friction["stiction_transition_velocity_mm_s"] == pytest.approx(1.0)  # Yao, Chen, Wang & Liu: 1.0 mm/s
+    assert friction["stiction_transition_velocity_mm_s"] == pytest.approx(1.0)  # the law's default 1.0 mm/s
     assert friction["friction_transition_velocity_mm_s"] == pytest.approx(1.5)
 
 

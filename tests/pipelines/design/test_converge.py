@@ -1,4 +1,4 @@
-"""Stiffness convergence study (seed 000 §6.1) on a short case."""
+"""Stiffness convergence study on a short case."""
 
 import json
 import math

@@ -1,4 +1,4 @@
-"""``clearance optimize`` end to end on the spec (shortened), and its one-line errors."""
+"""``clearance optimize`` end to end on the example config (shortened), and its one-line errors."""
 
 import json
 import shutil
@@ -8,17 +8,20 @@ import pandas as pd
 import pytest
 
 from pipelines.cli import main
-
 from tests.helpers import CONFIGS
+
 SPEC = CONFIGS / "optimize_example.toml"
+LIMIT = "1 MN"
 
 
 @pytest.fixture(scope="module")
 def optimum(tmp_path_factory):
     out = tmp_path_factory.mktemp("optimize")
-    # the spec as written, shortened: 4 ms, 2 samples, 2 iterations, 2 verification samples
+    # the example as written, shortened: 4 ms, 2 samples, 2 iterations, 2 verification samples;
+    # a 1 MN force limit (the peaks are a few kN) makes every design feasible, so the tests
+    # know which branch of the report to expect
     code = main([
-        "optimize", str(SPEC), "--set", "simulation.t_end=4 ms", "--samples", "2", "--iterations", "2",
+        "optimize", str(SPEC), "--set", "simulation.t_end=4 ms", "--set", f"constraints.0.max={LIMIT}", "--samples", "2", "--iterations", "2",
         "--verify-samples", "2", "--verify-points", "1", "--pareto-points", "2", "--backoff-steps", "0",
         "--no-progress", "--out", str(out),
     ])
@@ -26,6 +29,7 @@ def optimum(tmp_path_factory):
     return out, json.loads((out / "optimum.json").read_text())
 
 
+@pytest.mark.slow  # the optimize run: search, Pareto and verification sweeps
 def test_optimum_json_follows_the_contract(optimum):
     _, report = optimum
     assert set(report["design"]) == {"joints.pin.clearance"}
@@ -33,26 +37,25 @@ def test_optimum_json_follows_the_contract(optimum):
     assert 1e-5 <= clearance <= 5e-4
     assert isinstance(report["objective"], float) and report["objective"] > 0
     assert set(report["constraints"]) == {"pin.max_normal_force"}
-    assert isinstance(report["feasible"], bool)
+    assert report["feasible"] is True
     verified = report["verification"]["points"][0]
     assert verified["label"] == "optimum" and len(report["verification"]["samples"]["drivers.motor.speed"]) == 2
-    assert report["feasible"] == (report["constraints"]["pin.max_normal_force"] <= 5000.0)
+    assert 0.0 < report["constraints"]["pin.max_normal_force"] <= 1e6
     assert len(report["search"]["history"]) == 2 and len(report["pareto"]) == 2
 
 
+@pytest.mark.slow  # the optimize run: search, Pareto and verification sweeps
 def test_recommended_band_and_fits_are_consistent(optimum):
     _, report = optimum
     band = report["recommended_clearance"]["pin"]
     assert band["nominal_diameter"] == pytest.approx(0.02)
-    if report["feasible"]:
-        assert band["max_clearance"] == pytest.approx(report["design"]["joints.pin.clearance"])
-        for fit in band["iso286_fits"]:
-            low, high = fit["radial_clearance_m"]
-            assert fit["within_band"] == (low >= band["min_clearance"] and high <= band["max_clearance"] + 1e-12)
-    else:
-        assert band["max_clearance"] is None
+    assert band["max_clearance"] == pytest.approx(report["design"]["joints.pin.clearance"])
+    for fit in band["iso286_fits"]:
+        low, high = fit["radial_clearance_m"]
+        assert fit["within_band"] == (low >= band["min_clearance"] and high <= band["max_clearance"] + 1e-12)
 
 
+@pytest.mark.slow  # the optimize run: search, Pareto and verification sweeps
 def test_outputs_are_written(optimum):
     out, report = optimum
     for name in ("pareto.png", "history.png", "verification.png"):
