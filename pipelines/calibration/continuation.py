@@ -47,7 +47,7 @@ PREDICTABLE_SPREAD = 1.0  # predicted spread (noise units) where the trajectory 
 MIN_GROWTH, MAX_GROWTH = 1.25, 2.0  # window growth per stage
 CONSISTENCY = 2.0  # reduced chi-square of a window against the first one
 MIN_SAMPLES = 40
-STAGE_STEPS = 30  # Levenberg–Marquardt steps per stage (at most)
+FIRST_STAGE_STEPS, STAGE_STEPS = 30, 15  # Levenberg–Marquardt steps per stage (at most; later stages start near the optimum)
 
 
 @dataclasses.dataclass
@@ -120,9 +120,9 @@ def predicted_spread(jacobian: np.ndarray, covariance: np.ndarray) -> np.ndarray
     return np.sqrt(np.maximum(np.einsum("nkp,pq,nkq->nk", jacobian, covariance, jacobian), 0.0)).max(axis=1)
 
 
-def _stage(problem, valid, times, window, starts, options, progress) -> tuple[FitResult, CalibrationProblem]:
+def _stage(problem, valid, times, window, starts, options, progress, steps=STAGE_STEPS) -> tuple[FitResult, CalibrationProblem]:
     stage_problem = windowed(problem, valid, times, window)
-    stage_options = dataclasses.replace(options, name="levenberg_marquardt", steps=min(options.steps, STAGE_STEPS))
+    stage_options = dataclasses.replace(options, name="levenberg_marquardt", steps=min(options.steps, steps))
     return fit(stage_problem, starts, stage_options, progress=progress), stage_problem
 
 
@@ -137,7 +137,7 @@ def continuation(problem: CalibrationProblem, times: np.ndarray, valid: np.ndarr
     rng = np.random.default_rng(options.seed)
     window = (float(times[0]), float(times[0] + first_window(problem, times)))
 
-    result, stage_problem = _stage(problem, valid, times, window, starts, options, progress)
+    result, stage_problem = _stage(problem, valid, times, window, starts, options, progress, FIRST_STAGE_STEPS)
     initial_signals = np.asarray(result.first.prediction.signals[0])
     # noise levels from the first fit's residuals, then the first window again from its optimum
     residual = np.asarray(result.last.residuals[result.best]).reshape(samples, signals)

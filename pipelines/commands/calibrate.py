@@ -27,31 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _fit(calibration, options, progress: bool):
-    """Continuation in the horizon or a direct fit on the configured windows: the fit, the
-    problem on its final window, the windows, and the continuation's stages (or None)."""
-    from ..calibration import fit
-    from ..calibration.continuation import continuation
-
-    problem = calibration.problem
-    starts = problem.transform.starts(options.starts, options.spread, options.seed)
-    strategy = options.strategy
-    if strategy == "auto":
-        strategy = "continuation" if calibration.loss_kind == "time" and not calibration.windows_given else "direct"
-    if strategy == "continuation":
-        if calibration.loss_kind != "time":
-            from ..errors import ConfigError
-
-            raise ConfigError(str(calibration.config_path), "optimizer.strategy", "continuation needs loss.kind = \"time\"")
-        log = (lambda message: print(message, file=sys.stderr)) if progress else (lambda message: None)
-        result = continuation(problem, calibration.record.times, calibration.record.valid, starts, options, progress, log)
-        return result.final, result.problem, (result.window,), result, strategy
-    return fit(problem, starts, options, progress=progress), problem, calibration.windows, None, strategy
-
-
 def run(args: argparse.Namespace) -> int:
-    from ..calibration import gauss_newton, load_calibration, report
-    from ..calibration.problem import residual_jacobian
+    from ..calibration import load_calibration, report
+    from ..calibration.run import calibrate
     from ..calibration.signals import signal_units
     from ..errors import ConfigError
 
@@ -67,30 +45,10 @@ def run(args: argparse.Namespace) -> int:
     out = default_output_dir("calibrate", args.config, args.out)
     transform = calibration.problem.transform
     paths = calibration.paths
-
-    result, problem, windows, stages, strategy = _fit(calibration, options, not args.no_progress)
-    best = result.best
-    physical = lambda u: np.asarray(transform.to_physical(jnp.asarray(u)))  # noqa: E731
-    best_x = physical(result.final_points[best])
-    if not np.isfinite(result.losses[best]):
-        raise ConfigError(str(args.config), "", "every start failed: the solver failed at all starting points (see [simulation])")
-
-    # Gauss–Newton at the optimum, in physical units (dr/dx = dr/du / (dx/du))
-    if result.last.jacobian is not None:
-        residual, jacobian_u = result.last.residuals[best], result.last.jacobian[best]
-    else:  # reverse mode: one forward-mode Jacobian at the optimum
-        forward = dataclasses.replace(problem, settings=dataclasses.replace(problem.settings, adjoint="forward"))
-        residual, jacobian_u = (np.asarray(a) for a in residual_jacobian(forward, jnp.asarray(result.final_points[best])))
-    derivative = np.asarray(transform.derivative(jnp.asarray(result.final_points[best])))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        jacobian_x = np.where(derivative != 0, jacobian_u / derivative[None, :], 0.0)
+    outcome = calibrate(calibration, options, progress=not args.no_progress)
+    result, problem, windows, stages, strategy = outcome.fit, outcome.problem, outcome.windows, outcome.continuation, outcome.strategy
+    best, best_x, uncertainty, physical = result.best, outcome.values, outcome.uncertainty, outcome.physical
     time_domain = calibration.loss_kind == "time"
-    uncertainty = gauss_newton(
-        paths, best_x, residual, jacobian_x, float(problem.loss.count), calibration.noise_known,
-        calibration.independent_fraction, transform.scaled_position(best_x),
-        signals=len(problem.signal_names) if time_domain else None,
-        mask=np.asarray(problem.loss.mask) if time_domain else None,
-    )
     warnings = list(calibration.warnings) + uncertainty.warnings
     if not result.converged[best]:
         warnings.append(f"the best start did not converge: {result.reasons[best]}")
