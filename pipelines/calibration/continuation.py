@@ -170,7 +170,7 @@ def continuation(problem: CalibrationProblem, times: np.ndarray, valid: np.ndarr
         accepted = max((i for i, s in enumerate(stages) if s.consistent), default=0)
         if not consistent:
             previous = stages[accepted].window[1]
-            if stages[-2].consistent and window[1] - previous > 0.2 * (previous - window[0]):
+            if len(stages) > 1 and stages[-2].consistent and window[1] - previous > 0.2 * (previous - window[0]):
                 window = (window[0], previous + 0.5 * (window[1] - previous))  # retry halfway
             else:
                 break
