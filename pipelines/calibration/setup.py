@@ -11,15 +11,12 @@ Config sections (unknown keys are refused; everything but ``base``, ``[data]`` `
     noise = { "slider.ax" = "300 m/s^2" }  # noise std per signal (default: estimated from the record)
     weights = { "slider.ax" = 1.0 }        # extra weight per signal
     bias = ["slider.ax"]           # signals with an unknown constant offset (profiled out)
-    time_offset = "0 ms"           # simulation time = record time + offset; fit it with
-                                   # [[fit]] path = "data.time_offset"
-    lowpass = "5 kHz"              # sensor bandwidth, applied to measured and simulated signals
-    lowpass_order = 4
+    time_offset = "0 ms"           # simulation time = record time + offset (or [[fit]] it)
+    lowpass = "5 kHz"              # sensor bandwidth, applied to measured and simulated signals (lowpass_order = 4)
     [loss]
     kind = "time"                  # time | spectrum | peaks
     windows = [["0 ms", "1.5 ms"]] # record-time windows (default: chosen by the continuation)
-    bands = 24                     # spectrum: log-spaced frequency bands
-    max_frequency = "20 kHz"       # spectrum: highest band edge (default Nyquist)
+    bands = 24                     # spectrum: log-spaced bands up to max_frequency (default Nyquist)
     [[fit]]
     path = "joints.pin.contact.restitution"
     initial = 0.6
