@@ -81,23 +81,27 @@ def main() -> None:
                          "covered_gauss_newton": bool(abs(value - TRUTH[path]) <= 1.96 * std_plain)}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    summary = {
-        "records": args.records, "duration": args.duration, "noise_fraction": args.noise_fraction, "truth": TRUTH,
-        "coverage": {path: float(np.mean([r[path]["covered"] for r in rows])) for path in paths},
-        "coverage_gauss_newton": {path: float(np.mean([r[path]["covered_gauss_newton"] for r in rows])) for path in paths},
-        "rmse_over_std": {path: float(np.sqrt(np.mean([(r[path]["value"] - TRUTH[path]) ** 2 for r in rows])) / np.mean([r[path]["std"] for r in rows]))
-                          for path in paths},
-        "seconds_per_record": float(np.mean([r["seconds"] for r in rows[1:]] or [rows[0]["seconds"]])),
-        "rows": rows,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=1))
+        summary = _summary(rows, paths, args)  # after every record, so a stopped run leaves its results
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(summary, indent=1))
     for path in paths:
         print(f"{path}: 95 % interval coverage {100 * summary['coverage'][path]:.0f} % (Newey–West), "
               f"{100 * summary['coverage_gauss_newton'][path]:.0f} % (plain Gauss–Newton); "
               f"RMS error / mean reported std {summary['rmse_over_std'][path]:.2f}")
     print(f"wrote {out}")
+
+
+def _summary(rows: list[dict], paths: list[str], args) -> dict:
+    return {
+        "records": len(rows), "duration": args.duration, "noise_fraction": args.noise_fraction, "truth": TRUTH,
+        "coverage": {path: float(np.mean([r[path]["covered"] for r in rows])) for path in paths},
+        "coverage_gauss_newton": {path: float(np.mean([r[path]["covered_gauss_newton"] for r in rows])) for path in paths},
+        "rmse_over_std": {path: float(np.sqrt(np.mean([(r[path]["value"] - TRUTH[path]) ** 2 for r in rows]))
+                                      / np.mean([r[path]["std"] for r in rows])) for path in paths},
+        "seconds_per_record": float(np.mean([r["seconds"] for r in rows[1:]] or [rows[0]["seconds"]])),
+        "rows": rows,
+    }
 
 
 def _jacobian_x(outcome) -> np.ndarray:
