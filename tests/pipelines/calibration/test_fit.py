@@ -92,7 +92,5 @@ def test_recovers_known_parameters(spec, tmp_path):
     for path, truth in TRUTH.items():
         assert result["initial"][path] != pytest.approx(truth, rel=0.3)  # started >= 30 % off
         assert result["parameters"][path] == pytest.approx(truth, rel=TOLERANCE[path]), path
-        # the truth lies within 4 Gauss–Newton standard deviations (noise level 2 %)
-        assert abs(result["parameters"][path] - truth) < 4 * result["uncertainty"]["std"][path], path
     # residuals scaled by the noise level estimated from the record: mean(r^2) near 1 at the fit
     assert result["loss"] < 2.0 and result["history"][0] > 10.0
