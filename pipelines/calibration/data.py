@@ -3,7 +3,12 @@
 A record is a time column (s) and signal columns named as in ``timeseries.parquet``
 (``slider.ax``, ``slider.x``, ... in SI units) at the record's own sampling rate. Bad data
 is refused with one :class:`~pipelines.errors.ConfigError` line naming the data file and
-the column: a missing column, a non-numeric value, NaN, time that does not increase.
+the column: a missing column, a non-numeric value, time that does not increase. Missing
+samples (empty cells or NaN in a signal column, or rows without a time) are gaps: they are
+skipped by the loss and reported as a warning, not refused.
+
+:func:`estimate_noise` estimates each signal's noise level from the record alone, from the
+high-frequency content that a smooth signal does not have (robust differences, see there).
 
 The low-pass filter models a sensor's bandwidth. It is applied to the measured *and* the
 simulated signals so both are compared through the same sensor. It is the zero-phase
@@ -39,7 +44,9 @@ class MeasuredRecord:
     time_column: str
     names: tuple[str, ...]
     times: np.ndarray
-    values: np.ndarray
+    values: np.ndarray  # gaps filled by linear interpolation (for filters and plots)
+    valid: np.ndarray  # [sample, signal] False where the record had no value
+    warnings: tuple[str, ...] = ()
 
     @property
     def num_samples(self) -> int:
@@ -66,21 +73,30 @@ def _read_table(path: Path):
 
 
 def _numeric_column(table, path: Path, column: str) -> np.ndarray:
+    """The column as floats; empty cells and NaN become NaN (gaps); text is refused."""
     import pandas as pd
 
     if column not in table.columns:
         columns = ", ".join(map(str, table.columns))
         raise ConfigError(str(path), column, f"no such column (columns: {columns})")
-    values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        row = int(np.argmax(bad))
+    raw = table[column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    text = np.isnan(values) & raw.notna().to_numpy() & ~raw.astype(str).str.strip().str.lower().isin(("nan", "")).to_numpy()
+    infinite = np.isinf(values)
+    if text.any() or infinite.any():
+        row = int(np.argmax(text | infinite))
         # data rows counted from 1, as a spreadsheet shows them below the header
-        raise ConfigError(
-            str(path), column,
-            f"{int(bad.sum())} NaN, missing or non-numeric value(s), first at data row {row + 1} ({table[column].iloc[row]!r})",
-        )
+        raise ConfigError(str(path), column, f"non-numeric or infinite value at data row {row + 1} ({raw.iloc[row]!r})")
     return values
+
+
+def _fill_gaps(times: np.ndarray, values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Linear interpolation over the gaps of each column (the ends held constant)."""
+    filled = values.copy()
+    for k in range(values.shape[1]):
+        good = valid[:, k]
+        filled[~good, k] = np.interp(times[~good], times[good], values[good, k])
+    return filled
 
 
 def load_record(path: str | Path, time_column: str, signals: tuple[str, ...]) -> MeasuredRecord:
@@ -89,6 +105,20 @@ def load_record(path: str | Path, time_column: str, signals: tuple[str, ...]) ->
     table = _read_table(path)
     times = _numeric_column(table, path, time_column)
     values = np.stack([_numeric_column(table, path, name) for name in signals], axis=1) if signals else np.zeros((times.size, 0))
+    warnings = []
+    timed = np.isfinite(times)
+    if not timed.all():
+        warnings.append(f"{path}: {time_column}: {int((~timed).sum())} row(s) without a time skipped")
+        times, values = times[timed], values[timed]
+    if times.size < MIN_SAMPLES:
+        raise ConfigError(str(path), time_column, f"a record needs at least {MIN_SAMPLES} samples, found {times.size}")
+    valid = np.isfinite(values)
+    for k, name in enumerate(signals):
+        missing = int((~valid[:, k]).sum())
+        if missing > valid.shape[0] - MIN_SAMPLES:
+            raise ConfigError(str(path), name, f"{missing} of {valid.shape[0]} values are missing; need at least {MIN_SAMPLES}")
+        if missing:
+            warnings.append(f"{path}: {name}: {missing} missing value(s) (gaps) skipped by the loss")
     if times.size < MIN_SAMPLES:
         raise ConfigError(str(path), time_column, f"a record needs at least {MIN_SAMPLES} samples, found {times.size}")
     steps = np.diff(times)
@@ -98,7 +128,39 @@ def load_record(path: str | Path, time_column: str, signals: tuple[str, ...]) ->
             str(path), time_column,
             f"time must increase strictly: data row {row + 1} has t = {times[row]!r} s after {times[row - 1]!r} s",
         )
-    return MeasuredRecord(path, time_column, tuple(signals), times, values)
+    filled = _fill_gaps(times, values, valid) if not valid.all() else values
+    return MeasuredRecord(path, time_column, tuple(signals), times, filled, valid, tuple(warnings))
+
+
+# Differences of order k turn white noise of std s into noise of std s sqrt(C(2k, k)), while
+# they suppress a smooth signal by (2 pi f dt)^k. The lower quartile of |d - median(d)| is
+# 0.3186 s for Gaussian d of std s; unlike the median it barely moves when up to a third of
+# the differences fall on impact spikes.
+NOISE_ORDERS = (1, 2, 3, 4)
+NOISE_QUANTILE, GAUSSIAN_QUANTILE = 0.25, 0.31864
+
+
+def estimate_noise(values: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
+    """Noise std per column of a uniformly or finely sampled record, from its high-frequency
+    content: ``quantile_0.25|Δ^k y - median| / 0.3186 / sqrt(C(2k, k))`` for difference
+    orders ``k = 1..4``, the smallest of them (the smooth signal inflates the low orders;
+    the lower quartile ignores impact spikes). Cf. the difference-based variance estimators of
+    Rice (1984) and Hall, Kay & Titterington (1990), here with a robust scale."""
+    from math import comb
+
+    values = np.asarray(values, np.float64)
+    valid = np.isfinite(values) if valid is None else np.asarray(valid, bool)
+    estimates = np.empty(values.shape[1])
+    for k in range(values.shape[1]):
+        column = values[valid[:, k], k]
+        candidates = []
+        for order in NOISE_ORDERS:
+            difference = np.diff(column, n=order)
+            if difference.size >= 8:
+                deviation = np.quantile(np.abs(difference - np.median(difference)), NOISE_QUANTILE)
+                candidates.append(deviation / GAUSSIAN_QUANTILE / np.sqrt(comb(2 * order, order)))
+        estimates[k] = min(candidates) if candidates else np.nan
+    return estimates
 
 
 class LowPass(eqx.Module):

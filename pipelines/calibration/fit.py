@@ -1,23 +1,21 @@
-"""Multi-start fitting: optax Adam or L-BFGS, or Levenberg–Marquardt; gradients through the solver.
+"""Multi-start fitting on one window: optimistix Levenberg–Marquardt (default), BFGS or
+L-BFGS, or optax Adam; every start advances in the same compiled, ``jax.vmap``-ped call.
 
-All starts advance together: every evaluation is one compiled call that ``jax.vmap``\\ s the
-simulation (and its forward- or reverse-mode derivative) over the starts. The optimiser
-state is batched the same way. A start stops moving once it has converged (or its solver
-failed); the loop ends when every start has stopped or after ``steps`` iterations.
+- ``levenberg_marquardt``: ``optx.LevenbergMarquardt`` through ``optx.least_squares``
+  (trust-region damping, QR solve of the damped normal equations; Moré 1978).
+- ``bfgs`` / ``lbfgs``: ``optx.BFGS`` / ``optx.LBFGS`` on ``0.5 sum r^2`` through
+  ``optx.least_squares`` (which minimises that), with their backtracking Armijo line search.
+- ``adam``: ``optax.adam``, one batched evaluation per step, stopped per start when the
+  relative loss change stays below ``tolerance`` for ``patience`` steps.
 
-L-BFGS takes its direction from ``optax.scale_by_lbfgs`` (the preconditioner of
-``optax.lbfgs``) and does the Armijo backtracking line search here, batched over the starts:
-``optax.lbfgs``'s own line search would need the loss inside its compiled update, i.e. the
-simulation compiled a second time (or a host callback into JAX, which can deadlock on CPU).
-Levenberg–Marquardt uses the residual Jacobian of forward mode directly (one evaluation per
-step); for a handful of parameters on a least-squares loss it is usually the fastest.
+The optimistix solvers see the residuals through :func:`forward_residuals`: its primal
+pass computes the residuals *and* their Jacobian in one forward-mode solve (``jax.jacfwd``
+with diffrax's forward-mode adjoint), and its JVP rule is the product with that Jacobian.
+So ``jax.linearize`` inside the solver costs one simulation with ``p`` tangents per step,
+and the reverse-mode gradient the quasi-Newton solvers take is a transpose of that product,
+never a reverse pass through the ODE solver.
 
-Convergence of a start (any of): the largest gradient component in the unconstrained space
-``< gradient_tolerance``; the loss changed by less than ``tolerance`` (relative) over
-``patience`` consecutive steps; the step in ``u`` is below ``step_tolerance``; for
-Levenberg–Marquardt, the decrease its Gauss–Newton model predicts is below ``tolerance``.
-The loss is only piecewise smooth (an adaptive solver changes its steps as the parameters
-move), so near the optimum the tolerances should stay well above round-off.
+Loss reported everywhere: ``mean(r^2)`` over the residuals that count.
 """
 
 from __future__ import annotations
@@ -25,16 +23,17 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import optimistix as optx
 
 from .problem import CalibrationProblem, Evaluation, evaluate_forward, evaluate_reverse
 
-OPTIMIZERS = ("adam", "lbfgs", "levenberg_marquardt")
-ARMIJO = 1e-4  # sufficient-decrease constant of the L-BFGS line search
-MAX_DAMPING = 1e8  # Levenberg–Marquardt gives up on a start when its damping passes this
+OPTIMIZERS = ("levenberg_marquardt", "bfgs", "lbfgs", "adam")
+STRATEGIES = ("auto", "continuation", "direct")
 GRADIENT_MODES = ("auto", "forward", "reverse")
 # With "auto", forward mode up to this many parameters (its cost grows with their number).
 FORWARD_MODE_MAX_PARAMETERS = 6
@@ -44,26 +43,24 @@ FORWARD_MODE_MAX_PARAMETERS = 6
 class OptimizerOptions:
     """``[optimizer]`` of a calibration config."""
 
-    name: str = "adam"
-    steps: int = 200
-    starts: int = 1
-    learning_rate: float = 0.05  # Adam, in unconstrained units per step
+    name: str = "levenberg_marquardt"
+    steps: int = 200  # per window (continuation: per stage; adam: its polish)
+    starts: int = 4
+    strategy: str = "auto"  # auto | continuation | direct (see continuation.py)
+    learning_rate: float = 0.02  # Adam, in unconstrained units per step
     spread: float = 0.2  # of the extra starts around the initial values (see ParameterTransform.starts)
     seed: int = 0
-    tolerance: float | None = None  # relative loss change; default 1e-4 (adam) / 1e-6 (lbfgs)
-    patience: int | None = None  # steps the loss change must stay small; default 10 (adam) / 2 (lbfgs)
-    gradient_tolerance: float = 1e-8
-    step_tolerance: float = 1e-6  # largest |du| of a step
-    damping: float = 1e-2  # Levenberg–Marquardt: initial damping (relative to diag(J^T J))
-    memory_size: int = 10  # L-BFGS
-    linesearch_steps: int = 12  # L-BFGS backtracking line search (trials per step)
+    tolerance: float | None = None  # relative change of u and of 0.5 sum r^2 (optimistix rtol = atol); default 1e-3
+    patience: int | None = None  # adam: steps the loss change must stay small (default 10)
     gradient: str = "auto"  # auto | forward | reverse
 
     def resolved_tolerance(self) -> float:
-        return self.tolerance if self.tolerance is not None else {"adam": 1e-4, "lbfgs": 1e-6}.get(self.name, 1e-4)
+        # The loss carries the adaptive solver's noise: tighter than 1e-3 the solvers keep
+        # stepping to their step limits (1e-4 reached the same optimum in 40 steps).
+        return self.tolerance if self.tolerance is not None else 1e-3
 
     def resolved_patience(self) -> int:
-        return self.patience if self.patience is not None else {"adam": 10}.get(self.name, 2)
+        return self.patience if self.patience is not None else 10
 
     def gradient_mode(self, num_parameters: int) -> str:
         if self.gradient != "auto":
@@ -78,7 +75,7 @@ class FitResult:
     start_points: np.ndarray  # [starts, p], unconstrained
     final_points: np.ndarray  # [starts, p], unconstrained
     losses: np.ndarray  # [starts] at final_points
-    histories: list[list[float]]  # per start: loss at the start and after every step it took
+    histories: list[list[float]]  # per start: loss at the start, (adam: after every step), at the end
     converged: np.ndarray  # [starts] bool
     reasons: list[str]  # per start: why it stopped
     steps_taken: np.ndarray  # [starts]
@@ -92,6 +89,43 @@ class FitResult:
     def best(self) -> int:
         losses = np.where(np.isfinite(self.losses), self.losses, np.inf)
         return int(np.argmin(losses))
+
+
+@eqx.filter_custom_jvp
+def forward_residuals(u, problem: CalibrationProblem):
+    """The problem's residuals at unconstrained ``u`` (see the module docstring)."""
+    return problem.residuals(u)[0]
+
+
+@forward_residuals.def_jvp
+def _forward_residuals_jvp(primals, tangents):
+    u, problem = primals
+    du = tangents[0]
+    jacobian, residual = jax.jacfwd(lambda v: (lambda r: (r, r))(problem.residuals(v)[0]), has_aux=True)(u)
+    return residual, jacobian @ (jnp.zeros_like(u) if du is None else du)
+
+
+def _solver(options: OptimizerOptions):
+    tolerance = options.resolved_tolerance()
+    if options.name == "levenberg_marquardt":
+        return optx.LevenbergMarquardt(rtol=tolerance, atol=tolerance)
+    if options.name == "bfgs":
+        return optx.BFGS(rtol=tolerance, atol=tolerance)
+    if options.name == "lbfgs":
+        return optx.LBFGS(rtol=tolerance, atol=tolerance)
+    raise ValueError(f"no optimistix solver for {options.name!r}")
+
+
+@eqx.filter_jit
+def _solve_batch(problem: CalibrationProblem, U, solver, max_steps: int):
+    """``optx.least_squares`` from every row of ``U`` at once."""
+
+    def one(u0):
+        solution = optx.least_squares(lambda u, p: forward_residuals(u, p), solver, u0, args=problem,
+                                      max_steps=max_steps, throw=False)
+        return solution.value, solution.result == optx.RESULTS.successful, solution.stats["num_steps"]
+
+    return jax.vmap(one)(U)
 
 
 def _to_numpy(evaluation: Evaluation) -> Evaluation:
@@ -110,158 +144,70 @@ class _Evaluator:
         return _to_numpy(self.function(self.problem, jnp.asarray(U, jnp.float64)))
 
 
-def _optimizer(options: OptimizerOptions) -> optax.GradientTransformation:
-    """Adam, or the L-BFGS direction of ``optax.lbfgs`` (its line search is done here, see
-    :func:`fit`)."""
-    if options.name == "adam":
-        return optax.adam(options.learning_rate)
-    if options.name == "lbfgs":
-        return optax.scale_by_lbfgs(memory_size=options.memory_size)
-    raise ValueError(f"unknown optimizer {options.name!r}; expected one of {OPTIMIZERS}")
-
-
-def _select(mask, new, old):
-    """Per start: ``new`` where ``mask`` else ``old`` (leaves have the starts first)."""
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), new, old)
-
-
-def _backtracking(evaluator, U, values, gradients, direction, active, options):
-    """Armijo backtracking along ``direction`` for every active start at once: each trial
-    evaluates all starts in one batched call; a start whose step gives sufficient decrease
-    keeps it, the others halve theirs (at most ``linesearch_steps`` trials). A direction
-    that is not a descent direction is replaced by the steepest descent."""
-    slope = np.sum(gradients * direction, axis=1)
-    bad = ~(slope < 0)
-    direction = np.where(bad[:, None], -gradients, direction)
-    slope = np.where(bad, -np.sum(gradients**2, axis=1), slope)
-    rate = np.ones(U.shape[0])
-    pending, accepted = active.copy(), np.zeros(U.shape[0], bool)
-    new_U, new_values, new_gradients = U.copy(), values.copy(), gradients.copy()
-    for _ in range(options.linesearch_steps):
-        trial = np.where(pending[:, None], U + rate[:, None] * direction, new_U)
-        evaluation = evaluator(trial)
-        ok = pending & np.isfinite(evaluation.loss) & (evaluation.loss <= values + ARMIJO * rate * slope)
-        new_U[ok], new_values[ok], new_gradients[ok] = trial[ok], evaluation.loss[ok], evaluation.gradient[ok]
-        accepted |= ok
-        pending &= ~ok
-        rate = np.where(pending, 0.5 * rate, rate)
-        if not pending.any():
-            break
-    return new_U, new_values, new_gradients, accepted
-
-
-def _levenberg_marquardt_step(residual: np.ndarray, jacobian: np.ndarray, damping: float) -> np.ndarray:
-    """``du`` solving ``(J^T J + damping diag(J^T J)) du = -J^T r`` (Marquardt's scaling)."""
-    information = jacobian.T @ jacobian
-    diagonal = np.maximum(np.diag(information), 1e-12 * max(float(np.max(np.diag(information))), 1e-300))
-    return np.linalg.solve(information + damping * np.diag(diagonal), -jacobian.T @ residual)
-
-
-def fit(problem: CalibrationProblem, start_points: np.ndarray, options: OptimizerOptions, progress: bool = True) -> FitResult:
-    """Minimise the problem's loss from every row of ``start_points`` (unconstrained)."""
-    from tqdm.auto import tqdm
-
-    mode = options.gradient_mode(start_points.shape[1])
-    if options.name == "levenberg_marquardt" and mode != "forward":
-        raise ValueError("levenberg_marquardt needs the residual Jacobian: use gradient = \"forward\"")
-    evaluator = _Evaluator(problem, mode)
-    U = np.array(start_points, np.float64)
-    starts = U.shape[0]
-
-    began = time.perf_counter()
-    first = evaluator(U)
-    first_call_seconds = time.perf_counter() - began
-    current = first
+def _adam(evaluator: _Evaluator, first: Evaluation, U: np.ndarray, options: OptimizerOptions):
+    """Batched Adam; a start stops when its loss change stays below tolerance or its solver fails."""
+    optimizer = optax.adam(options.learning_rate)
+    state = jax.vmap(optimizer.init)(jnp.asarray(U))
+    update = jax.jit(jax.vmap(optimizer.update))
     values, gradients = np.array(first.loss), np.array(first.gradient)
+    best_U, best_values = U.copy(), values.copy()
     histories = [[float(v)] for v in values]
     active = np.isfinite(values)
     reasons = ["" if ok else "solver failed at the start point" for ok in active]
-    converged = np.zeros(starts, bool)
-    steps_taken = np.zeros(starts, int)
-    quiet_steps = np.zeros(starts, int)
+    converged, steps, quiet = np.zeros(U.shape[0], bool), np.zeros(U.shape[0], int), np.zeros(U.shape[0], int)
     tolerance, patience = options.resolved_tolerance(), options.resolved_patience()
-
-    if options.name == "levenberg_marquardt":
-        damping = np.full(starts, options.damping)
-        residuals, jacobians = np.array(first.residuals), np.array(first.jacobian)
-    else:
-        optimizer = _optimizer(options)
-        state = jax.vmap(optimizer.init)(jnp.asarray(U))
-        update = jax.jit(jax.vmap(optimizer.update))
-
-    bar = tqdm(range(options.steps), desc=f"calibrate ({options.name}, {starts} start{'s' * (starts > 1)})", disable=not progress, leave=False)
-    for _ in bar:
+    for _ in range(options.steps):
         if not active.any():
             break
-        accepted = active.copy()
-        if options.name == "levenberg_marquardt":
-            steps = np.zeros_like(U)
-            for s in np.flatnonzero(active):
-                steps[s] = _levenberg_marquardt_step(residuals[s], jacobians[s], damping[s])
-                # the Gauss–Newton model's own estimate of what is left to gain
-                predicted = 1.0 - np.sum((residuals[s] + jacobians[s] @ steps[s]) ** 2) / max(np.sum(residuals[s] ** 2), 1e-300)
-                if predicted < tolerance and damping[s] < 1.0:
-                    active[s], converged[s], reasons[s] = False, True, f"predicted decrease below {tolerance:g}"
-                    steps[s] = 0.0
-            if not active.any():
-                break
-            evaluation = evaluator(U + steps)
-            new_U = U + steps
-            new_values, new_gradients = evaluation.loss, evaluation.gradient
-            for s in np.flatnonzero(active):
-                if np.isfinite(new_values[s]) and new_values[s] < values[s]:
-                    damping[s] = max(damping[s] / 3.0, 1e-9)
-                    residuals[s], jacobians[s] = evaluation.residuals[s], evaluation.jacobian[s]
-                else:  # rejected: stay, and trust the linearisation less
-                    accepted[s] = False
-                    damping[s] *= 4.0
-                    new_U[s], new_values[s], new_gradients[s] = U[s], values[s], gradients[s]
-        else:
-            mask = jnp.asarray(active)
-            updates, new_state = update(jnp.asarray(gradients), state, jnp.asarray(U))
-            state = _select(mask, new_state, state)
-            if options.name == "lbfgs":
-                new_U, new_values, new_gradients, accepted = _backtracking(evaluator, U, values, gradients, -np.asarray(updates), active, options)
-            else:
-                new_U = np.where(active[:, None], U + np.asarray(updates), U)
-                evaluation = evaluator(new_U)
-                new_values, new_gradients = np.array(evaluation.loss), np.array(evaluation.gradient)
+        updates, new_state = update(jnp.asarray(gradients), state, jnp.asarray(U))
+        mask = jnp.asarray(active)
+        state = jax.tree_util.tree_map(lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), new_state, state)
+        U = np.where(active[:, None], U + np.asarray(updates), U)
+        evaluation = evaluator(U)
         for s in np.flatnonzero(active):
-            steps_taken[s] += 1
-            if not np.isfinite(new_values[s]):
-                active[s], reasons[s] = False, "solver failed; kept the last good point"
+            steps[s] += 1
+            if not np.isfinite(evaluation.loss[s]):
+                active[s], reasons[s] = False, "solver failed; kept the best point"
                 continue
-            change = abs(values[s] - new_values[s]) / max(abs(new_values[s]), 1e-300)
-            step = np.max(np.abs(new_U[s] - U[s]))
-            U[s], values[s], gradients[s] = new_U[s], new_values[s], new_gradients[s]
+            change = abs(values[s] - evaluation.loss[s]) / max(abs(evaluation.loss[s]), 1e-300)
+            values[s], gradients[s] = evaluation.loss[s], evaluation.gradient[s]
             histories[s].append(float(values[s]))
-            if options.name == "levenberg_marquardt" and not accepted[s]:
-                if damping[s] > MAX_DAMPING:
-                    active[s], converged[s], reasons[s] = False, True, "no step decreases the loss further"
-                continue
-            if options.name == "lbfgs" and not accepted[s]:
-                active[s], converged[s], reasons[s] = False, True, "line search found no decrease (at a minimum to working precision)"
-                continue
-            quiet_steps[s] = quiet_steps[s] + 1 if change < tolerance else 0
-            if np.max(np.abs(gradients[s])) < options.gradient_tolerance:
-                reasons[s] = "gradient below tolerance"
-            elif quiet_steps[s] >= patience:
-                reasons[s] = f"loss change below {tolerance:g} for {patience} steps"
-            elif step < options.step_tolerance:
-                reasons[s] = "step below tolerance"
-            else:
-                continue
-            active[s], converged[s] = False, True
-        best = np.min(np.where(np.isfinite(values), values, np.inf))
-        bar.set_postfix(loss=f"{best:.4g}", running=int(active.sum()))
-    bar.close()
-    for s in range(starts):
-        if not reasons[s]:
-            reasons[s] = f"step limit ({options.steps}) reached"
-    last = evaluator(U)
+            if values[s] < best_values[s]:
+                best_U[s], best_values[s] = U[s], values[s]
+            quiet[s] = quiet[s] + 1 if change < tolerance else 0
+            if quiet[s] >= patience:
+                active[s], converged[s], reasons[s] = False, True, f"loss change below {tolerance:g} for {patience} steps"
+    reasons = [reason or f"step limit ({options.steps}) reached" for reason in reasons]
+    return best_U, histories, converged, reasons, steps
+
+
+def fit(problem: CalibrationProblem, start_points: np.ndarray, options: OptimizerOptions, progress: bool = True) -> FitResult:
+    """Minimise the problem's loss (on its current window) from every row of ``start_points``."""
+    mode = options.gradient_mode(start_points.shape[1])
+    if options.name != "adam" and mode != "forward":
+        raise ValueError(f"{options.name} takes the residual Jacobian by forward mode: use gradient = \"forward\"")
+    evaluator = _Evaluator(problem, mode)
+    U = np.array(start_points, np.float64)
+    began = time.perf_counter()
+    first = evaluator(U)
+    first_call_seconds = time.perf_counter() - began
+    if options.name == "adam":
+        final, histories, converged, reasons, steps = _adam(evaluator, first, U, options)
+    else:
+        final, converged, steps = (np.array(a) for a in _solve_batch(problem, jnp.asarray(U), _solver(options), options.steps))
+        evaluator.count += int(np.max(steps, initial=0))
+        reasons = ["converged (optimistix tolerances)" if ok else f"stopped after {n} steps without meeting the tolerances"
+                   for ok, n in zip(converged, steps)]
+        histories = None
+    last = evaluator(final)
+    if histories is None:
+        histories = [[float(a), float(b)] for a, b in zip(first.loss, last.loss)]
+    failed = ~np.isfinite(last.loss)
+    for s in np.flatnonzero(failed):
+        reasons[s], converged[s] = "the solver failed at the fitted point", False
     return FitResult(
-        start_points=np.asarray(start_points, np.float64), final_points=U, losses=np.asarray(last.loss),
-        histories=histories, converged=converged, reasons=reasons, steps_taken=steps_taken,
+        start_points=np.asarray(start_points, np.float64), final_points=final, losses=np.asarray(last.loss),
+        histories=histories, converged=np.asarray(converged, bool), reasons=reasons, steps_taken=np.asarray(steps),
         evaluations=evaluator.count, first=first, last=last, first_call_seconds=first_call_seconds,
         fit_seconds=time.perf_counter() - began,
     )

@@ -5,8 +5,12 @@ the same low-pass filter as the measurement) to a residual vector ``r``; the fit
 ``mean(r^2) = sum(r^2) / count``, and the Gauss–Newton uncertainty uses ``dr/dtheta``.
 
 - :class:`TimeDomainLoss` — weighted least squares sample by sample, optionally only inside
-  windows. Residuals are divided by each signal's noise level when it is given, else by the
-  RMS of the measured signal, so signals of different units weigh alike. Best while the
+  windows (a mask per sample and signal, which also skips gaps in the record). Residuals
+  are divided by each signal's noise level (given, or estimated from the record), so
+  signals of different units weigh by what they can tell. A signal with an unknown
+  constant bias (an accelerometer's offset) has the window mean of its residual removed:
+  the bias is profiled out (its least-squares value given the parameters), and the
+  Jacobian is that of the projected problem. Best while the
   simulated trajectory still follows the measured one: on impact-dominated records (the
   Flores slider-crank) only the first few impacts, since the motion between impacts is
   chaotic and later impacts shift in time with any parameter change.
@@ -41,17 +45,36 @@ def window_indices(times: np.ndarray, windows: Sequence[tuple[float, float]]) ->
 
 
 class TimeDomainLoss(eqx.Module):
-    """``r[i, k] = sqrt(w_k) (s_sim[i, k] - s_meas[i, k]) / scale_k`` for samples in the windows."""
+    """``r[i, k] = sqrt(w_k) (s_sim[i, k] - s_meas[i, k] - b_k) / scale_k`` for the samples
+    in the windows, ``b_k`` the profiled bias (zero for signals without one).
+
+    ``mask`` is an array leaf, so a fit on another window reuses the compiled evaluation;
+    ``count`` then is the number of residuals that count in that window (kept as an array
+    for the same reason)."""
 
     measured: Float[Array, "samples signals"]
-    mask: Float[Array, " samples"]  # 1 inside a window, 0 outside
-    scale: Float[Array, " signals"]  # noise level or RMS of the measured signal (SI)
+    mask: Float[Array, "samples signals"]  # 1 inside a window and not in a gap, else 0
+    scale: Float[Array, " signals"]  # noise level (SI)
     root_weight: Float[Array, " signals"]
-    count: float = eqx.field(static=True)  # number of residuals that count
+    biased: tuple[bool, ...] = eqx.field(static=True, default=())  # per signal: profile out a constant bias
+
+    @property
+    def count(self) -> Float[Array, ""]:
+        return jnp.sum(self.mask)
+
+    def bias(self, simulated: Float[Array, "samples signals"]) -> Float[Array, " signals"]:
+        """The bias ``b_k = mean over the window of (s_meas - s_sim)`` per signal (0 when not biased)."""
+        if not any(self.biased):
+            return jnp.zeros(self.measured.shape[1])
+        mean = jnp.sum((self.measured - simulated) * self.mask, axis=0) / jnp.maximum(jnp.sum(self.mask, axis=0), 1.0)
+        return jnp.where(jnp.asarray(self.biased), mean, 0.0)
 
     def __call__(self, simulated: Float[Array, "samples signals"]) -> Float[Array, " residuals"]:
-        residual = (simulated - self.measured) / self.scale * self.root_weight
-        return (residual * self.mask[:, None]).reshape(-1)
+        residual = (simulated + self.bias(simulated) - self.measured) / self.scale * self.root_weight
+        return (residual * self.mask).reshape(-1)
+
+    def with_window(self, mask: Float[Array, "samples signals"]) -> "TimeDomainLoss":
+        return eqx.tree_at(lambda loss: loss.mask, self, jnp.asarray(mask, jnp.float64))
 
 
 def _peak_statistics(values: Float[Array, " n"], scale) -> Float[Array, " stats"]:
@@ -134,6 +157,8 @@ def build_loss(
     interval: float | None = None,
     bands: int = 24,
     max_frequency: float | None = None,
+    valid: np.ndarray | None = None,
+    biased: Sequence[bool] = (),
 ) -> TimeDomainLoss | SpectralLoss | PeakLoss:
     """The loss of ``kind`` for a (filtered) measured record.
 
@@ -145,11 +170,13 @@ def build_loss(
     root_weight = jnp.asarray(np.sqrt(weights), jnp.float64)
     slices = tuple(window_indices(times, windows))
     if kind == "time":
-        mask = np.zeros(times.size)
+        mask = np.zeros(measured.shape)
         for start, stop in slices:
             mask[start:stop] = 1.0
-        return TimeDomainLoss(jnp.asarray(measured), jnp.asarray(mask), jnp.asarray(scale, jnp.float64), root_weight,
-                              count=float(mask.sum() * measured.shape[1]))
+        if valid is not None:
+            mask *= np.asarray(valid, np.float64)
+        biased = tuple(bool(b) for b in biased) or (False,) * measured.shape[1]
+        return TimeDomainLoss(jnp.asarray(measured), jnp.asarray(mask), jnp.asarray(scale, jnp.float64), root_weight, biased)
     if kind == "peaks":
         loss = PeakLoss(jnp.zeros((len(slices), measured.shape[1], len(PEAK_NORMS))), jnp.asarray(scale, jnp.float64),
                         root_weight, slices, count=float(len(slices) * measured.shape[1] * len(PEAK_NORMS)))

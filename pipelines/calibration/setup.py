@@ -8,26 +8,25 @@ Config sections (unknown keys are refused; everything but ``base``, ``[data]`` `
     path = "measured.csv"          # CSV or parquet, relative to this file's folder
     time = "t"                     # time column (s)
     signals = ["slider.ax"]        # timeseries.parquet column names, SI units
-    noise = { "slider.ax" = "300 m/s^2" }  # noise std per signal: residuals are divided by it
+    noise = { "slider.ax" = "300 m/s^2" }  # noise std per signal (default: estimated from the record)
     weights = { "slider.ax" = 1.0 }        # extra weight per signal
-    time_offset = "0 ms"           # simulation time = record time + offset; fit it with
-                                   # [[fit]] path = "data.time_offset"
-    lowpass = "5 kHz"              # sensor bandwidth, applied to measured and simulated signals
-    lowpass_order = 4
+    bias = ["slider.ax"]           # signals with an unknown constant offset (profiled out)
+    time_offset = "0 ms"           # simulation time = record time + offset (or [[fit]] it)
+    lowpass = "5 kHz"              # sensor bandwidth, applied to measured and simulated signals (lowpass_order = 4)
     [loss]
     kind = "time"                  # time | spectrum | peaks
-    windows = [["0 ms", "1.5 ms"]] # record-time windows (default: the whole record)
-    bands = 24                     # spectrum: log-spaced frequency bands
-    max_frequency = "20 kHz"       # spectrum: highest band edge (default Nyquist)
+    windows = [["0 ms", "1.5 ms"]] # record-time windows (default: chosen by the continuation)
+    bands = 24                     # spectrum: log-spaced bands up to max_frequency (default Nyquist)
     [[fit]]
     path = "joints.pin.contact.restitution"
     initial = 0.6
     bounds = [0.2, 1.0]            # optional (both or none)
     scale = "linear"               # linear | log
     [optimizer]                    # see fit.OptimizerOptions
-    name = "adam"                  # adam | lbfgs
+    name = "levenberg_marquardt"   # levenberg_marquardt | bfgs | lbfgs | adam
     steps = 200
     starts = 4
+    strategy = "auto"              # auto | continuation | direct
     [simulation]                   # merged over the base's [simulation]
 
 A fitted mechanism path is set to its initial value before the mechanism is built, so a
@@ -49,15 +48,15 @@ from ..build import ParameterMap, build_mechanism, solver_settings
 from ..config import MechanismConfig, load_pipeline_mechanism
 from ..errors import ConfigError
 from ..units import to_si
-from .data import LowPass, MeasuredRecord, load_record
-from .fit import GRADIENT_MODES, OPTIMIZERS, OptimizerOptions
+from .data import LowPass, MeasuredRecord, estimate_noise, load_record
+from .fit import GRADIENT_MODES, OPTIMIZERS, STRATEGIES, OptimizerOptions
 from .loss import LOSS_KINDS, build_loss
 from .parameters import SCALES, FitParameter, ParameterTransform
 from .problem import TIME_OFFSET_PATH, CalibrationProblem
 from .signals import signal_units
 
 TOP_KEYS = ("base", "name", "description", "data", "loss", "fit", "optimizer", "simulation")
-DATA_KEYS = ("path", "time", "signals", "noise", "weights", "time_offset", "lowpass", "lowpass_order")
+DATA_KEYS = ("path", "time", "signals", "noise", "weights", "bias", "time_offset", "lowpass", "lowpass_order")
 LOSS_KEYS = ("kind", "windows", "bands", "max_frequency")
 FIT_KEYS = ("path", "initial", "bounds", "scale")
 OPTIMIZER_KEYS = tuple(field.name for field in dataclasses.fields(OptimizerOptions))
@@ -76,6 +75,10 @@ class Calibration:
     options: OptimizerOptions
     loss_kind: str
     windows: tuple[tuple[float, float], ...]
+    windows_given: bool  # loss.windows set in the config (else the whole record)
+    noise: dict[str, float]  # noise std per signal (SI), of the raw record
+    noise_estimated: bool  # True when the noise levels were estimated from the record
+    biased: tuple[str, ...]  # signals whose constant bias is profiled out
     noise_known: bool
     independent_fraction: float
     gradient_mode: str
@@ -271,21 +274,28 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
         raise ConfigError(file, "optimizer", str(error)) from None
     if options.name not in OPTIMIZERS:
         raise ConfigError(file, "optimizer.name", f"unknown optimizer {options.name!r}; expected one of {OPTIMIZERS}")
+    if options.strategy not in STRATEGIES:
+        raise ConfigError(file, "optimizer.strategy", f"unknown strategy {options.strategy!r}; expected one of {STRATEGIES}")
     if options.gradient not in GRADIENT_MODES:
         raise ConfigError(file, "optimizer.gradient", f"unknown gradient mode {options.gradient!r}; expected one of {GRADIENT_MODES}")
-    for key in ("steps", "starts", "memory_size", "linesearch_steps"):
+    for key in ("steps", "starts"):
         _integer(optimizer_table, key, getattr(options, key), file, "optimizer")
     _integer(optimizer_table, "seed", options.seed, file, "optimizer", minimum=0)
-    for key in ("learning_rate", "gradient_tolerance", "step_tolerance", "damping"):
-        _number(optimizer_table, key, getattr(options, key), file, "optimizer")
+    _number(optimizer_table, "learning_rate", options.learning_rate, file, "optimizer")
     _number(optimizer_table, "spread", options.spread, file, "optimizer")
     _number(optimizer_table, "tolerance", options.tolerance, file, "optimizer")
     if options.patience is not None:
         _integer(optimizer_table, "patience", options.patience, file, "optimizer")
     gradient_mode = options.gradient_mode(len(parameters))
-    if options.name == "levenberg_marquardt" and gradient_mode != "forward":
-        raise ConfigError(file, "optimizer.gradient", "levenberg_marquardt needs the residual Jacobian: use gradient = \"forward\" (or \"auto\")")
-    settings = solver_settings(mechanism_config, adjoint="forward" if gradient_mode == "forward" else "checkpoint")
+    if options.name != "adam" and gradient_mode != "forward":
+        raise ConfigError(file, "optimizer.gradient", f"{options.name} takes the residual Jacobian by forward mode: use gradient = \"forward\" (or \"auto\")")
+    # At least two outputs per record sample: the simulated signals are interpolated
+    # linearly to the record's times (any rate, any offset), and impact spikes last a few
+    # samples only.
+    record_step = float(np.min(np.diff(record.times)))
+    output_interval = min(mechanism_config.simulation.output_interval, record_step / 2.0)
+    settings = solver_settings(mechanism_config, adjoint="forward" if gradient_mode == "forward" else "checkpoint",
+                               output_interval=output_interval)
 
     # --- the record must lie inside the simulated time for every allowed offset
     offset_parameter = next((p for p in parameters if p.path == TIME_OFFSET_PATH), None)
@@ -304,13 +314,7 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     if record.times[0] + low_offset < 0.0:
         raise ConfigError(str(record.path), time_column, f"the record starts at {record.times[0]:.6g} s (+ offset {low_offset:.6g} s), before the simulation (t = 0)")
     interval = record.sample_interval()
-    record_step = float(np.min(np.diff(record.times)))
-    if settings.output_interval > 1.0001 * record_step:
-        warnings.append(
-            f"simulation.output_interval ({1e6 * settings.output_interval:.4g} us) is coarser than the record's sample interval "
-            f"({1e6 * record_step:.4g} us): the simulated signals are interpolated linearly between outputs; "
-            "set simulation.output_interval to the record's interval"
-        )
+    warnings.extend(record.warnings)
 
     # --- low-pass, noise, weights, loss
     lowpass = None
@@ -332,19 +336,24 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     noise_known = len(noise) == len(signals)
     if noise and not noise_known:
         raise ConfigError(file, "data.noise", f"give a noise level for every signal ({', '.join(signals)}) or none")
+    biased = data.get("bias", [])
+    if not isinstance(biased, list) or any(name not in signals for name in biased):
+        raise ConfigError(file, "data.bias", f"expected a list of signals among data.signals ({', '.join(signals)}), got {biased!r}")
+    noise_estimated = not noise_known
+    if noise_estimated:
+        estimated = estimate_noise(record.values, record.valid)
+        noise = {}
+        for k, name in enumerate(signals):
+            if not estimated[k] > 0:
+                raise ConfigError(str(record.path), name, "cannot estimate the noise level (the signal is constant); give data.noise for it")
+            noise[name] = float(estimated[k])
 
     kind = loss_table.get("kind", "time")
     if kind not in LOSS_KINDS:
         raise ConfigError(file, "loss.kind", f"unknown loss {kind!r}; expected one of {LOSS_KINDS}")
     windows = _windows(loss_table, record, file)
-    inside = np.zeros(record.num_samples, bool)
-    for low, high in windows:
-        inside |= (record.times >= low) & (record.times <= high)
-    rms = np.sqrt(np.mean(measured[inside] ** 2, axis=0))
-    for k, name in enumerate(signals):
-        if not rms[k] > 0 and name not in noise:
-            raise ConfigError(str(record.path), name, "the signal is zero throughout the windows; give data.noise for it")
-    scale = np.asarray([noise.get(name, rms[k]) for k, name in enumerate(signals)])
+    # white noise through the low-pass keeps about a share 2 fc dt of its variance
+    scale = np.asarray([noise[name] for name in signals]) * np.sqrt(independent_fraction)
     weight = np.asarray([weights.get(name, 1.0) for name in signals])
     if kind == "spectrum" and interval is None:
         raise ConfigError(file, "loss.kind", f"the spectral loss needs a uniformly sampled record; {record.path} is not")
@@ -355,7 +364,10 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     for key in ("bands", "max_frequency"):
         if key in loss_table and kind != "spectrum":
             raise ConfigError(file, f"loss.{key}", f"applies to kind = \"spectrum\" only (kind is {kind!r})")
-    loss = build_loss(kind, record.times, measured, windows, scale, weight, interval, bands, max_frequency)
+    if biased and kind != "time":
+        raise ConfigError(file, "data.bias", f"applies to kind = \"time\" only (kind is {kind!r})")
+    loss = build_loss(kind, record.times, measured, windows, scale, weight, interval, bands, max_frequency,
+                      valid=record.valid, biased=[name in biased for name in signals])
     if kind != "time":
         noise_known = False  # the residuals are log ratios, not noise-scaled differences
 
@@ -382,5 +394,6 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     return Calibration(
         config_path=Path(path), mechanism_config=mechanism_config, record=record, measured=np.asarray(measured),
         parameters=tuple(parameters), problem=problem, options=options, loss_kind=kind, windows=windows,
+        windows_given="windows" in loss_table, noise=noise, noise_estimated=noise_estimated, biased=tuple(biased),
         noise_known=noise_known, independent_fraction=independent_fraction, gradient_mode=gradient_mode, warnings=warnings,
     )

@@ -18,52 +18,37 @@ from ..io import default_output_dir, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--optimizer", choices=("adam", "lbfgs", "levenberg_marquardt"), default=None,
+    parser.add_argument("--optimizer", choices=("levenberg_marquardt", "bfgs", "lbfgs", "adam"), default=None,
                         help="override [optimizer] name")
+    parser.add_argument("--strategy", choices=("auto", "continuation", "direct"), default=None,
+                        help="override [optimizer] strategy (auto: continuation in the horizon unless loss.windows are given)")
     parser.add_argument("--steps", type=int, default=None, help="override [optimizer] steps")
     parser.add_argument("--starts", type=int, default=None, help="override [optimizer] starts")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..calibration import fit, gauss_newton, load_calibration, report
-    from ..calibration.problem import residual_jacobian
+    from ..calibration import load_calibration, report
+    from ..calibration.run import calibrate
     from ..calibration.signals import signal_units
     from ..errors import ConfigError
 
     calibration = load_calibration(args.config, args.overrides)
-    changes = {key: value for key, value in (("name", args.optimizer), ("steps", args.steps), ("starts", args.starts)) if value is not None}
+    changes = {key: value for key, value in (("name", args.optimizer), ("steps", args.steps), ("starts", args.starts),
+                                             ("strategy", args.strategy)) if value is not None}
     for key in ("steps", "starts"):
         if key in changes and changes[key] < 1:
             raise ConfigError("--" + key, "", f"expected an integer >= 1, got {changes[key]}")
     options = dataclasses.replace(calibration.options, **changes)
-    if options.name == "levenberg_marquardt" and calibration.gradient_mode != "forward":
-        raise ConfigError(str(args.config), "optimizer.gradient", "levenberg_marquardt needs gradient = \"forward\"")
+    if options.name != "adam" and calibration.gradient_mode != "forward":
+        raise ConfigError(str(args.config), "optimizer.gradient", f"{options.name} needs gradient = \"forward\"")
     out = default_output_dir("calibrate", args.config, args.out)
-    problem, transform = calibration.problem, calibration.problem.transform
+    transform = calibration.problem.transform
     paths = calibration.paths
-
-    starts = transform.starts(options.starts, options.spread, options.seed)
-    result = fit(problem, starts, options, progress=not args.no_progress)
-    best = result.best
-    physical = lambda u: np.asarray(transform.to_physical(jnp.asarray(u)))  # noqa: E731
-    best_x = physical(result.final_points[best])
-    if not np.isfinite(result.losses[best]):
-        raise ConfigError(str(args.config), "", "every start failed: the solver failed at all starting points (see [simulation])")
-
-    # Gauss–Newton at the optimum, in physical units (dr/dx = dr/du / (dx/du))
-    if result.last.jacobian is not None:
-        residual, jacobian_u = result.last.residuals[best], result.last.jacobian[best]
-    else:  # reverse mode: one forward-mode Jacobian at the optimum
-        forward = dataclasses.replace(problem, settings=dataclasses.replace(problem.settings, adjoint="forward"))
-        residual, jacobian_u = (np.asarray(a) for a in residual_jacobian(forward, jnp.asarray(result.final_points[best])))
-    derivative = np.asarray(transform.derivative(jnp.asarray(result.final_points[best])))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        jacobian_x = np.where(derivative != 0, jacobian_u / derivative[None, :], 0.0)
-    uncertainty = gauss_newton(
-        paths, best_x, residual, jacobian_x, problem.loss.count, calibration.noise_known,
-        calibration.independent_fraction, transform.scaled_position(best_x),
-    )
+    outcome = calibrate(calibration, options, progress=not args.no_progress)
+    result, problem, windows, stages, strategy = outcome.fit, outcome.problem, outcome.windows, outcome.continuation, outcome.strategy
+    best, best_x, uncertainty, physical = result.best, outcome.values, outcome.uncertainty, outcome.physical
+    time_domain = calibration.loss_kind == "time"
     warnings = list(calibration.warnings) + uncertainty.warnings
     if not result.converged[best]:
         warnings.append(f"the best start did not converge: {result.reasons[best]}")
@@ -99,13 +84,23 @@ def run(args: argparse.Namespace) -> int:
             }
             for s in range(len(result.losses))
         ],
-        "optimizer": {**dataclasses.asdict(options), "gradient": calibration.gradient_mode},
+        "optimizer": {**dataclasses.asdict(options), "gradient": calibration.gradient_mode, "strategy": strategy},
         "loss_function": {
             "kind": calibration.loss_kind,
-            "windows": [list(w) for w in calibration.windows],
-            "residuals": problem.loss.count,
+            "windows": [list(w) for w in windows],
+            "residuals": float(problem.loss.count),
             "noise_scaled": calibration.noise_known,
         },
+        "noise": {
+            "given": not calibration.noise_estimated,
+            "record": calibration.noise,
+            "fit": ({name: float(v) for name, v in zip(problem.signal_names, np.asarray(problem.loss.scale) / np.sqrt(calibration.independent_fraction))}
+                    if time_domain else None),
+        },
+        "bias": ({name: float(b) for name, b, on in zip(problem.signal_names, np.asarray(problem.loss.bias(jnp.asarray(result.last.prediction.signals[best]))), problem.loss.biased) if on}
+                 if time_domain else {}),
+        "stages": None if stages is None else [stage.as_dict(physical) for stage in stages.stages],
+        "predictable_window": None if stages is None else list(stages.window),
         "data": {
             "path": str(calibration.record.path),
             "signals": list(problem.signal_names),
@@ -130,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
     report.plot_loss_history(result.histories, best, out / "loss_history.png")
     report.plot_signals(
         calibration.record.times, problem.signal_names, [units[n] for n in problem.signal_names],
-        calibration.record.values, calibration.measured, result.first.prediction.signals[0],
-        result.last.prediction.signals[best], calibration.windows, problem.lowpass is not None, out / "signals.png",
+        calibration.record.values, calibration.measured, stages.initial_signals
+        if stages is not None else result.first.prediction.signals[0],
+        result.last.prediction.signals[best], windows, problem.lowpass is not None, out / "signals.png",
     )
     report.plot_correlation(paths, uncertainty.correlation, out / "correlation.png")
 
