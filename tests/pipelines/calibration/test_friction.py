@@ -1,7 +1,7 @@
 """Friction parameters are calibrated like contact ones: a static/dynamic friction pair
 (``static_dynamic`` law) from a record of the low-speed slider-crank with friction.
 
-The mechanism: configs/seed000_slider_crank.toml (20 rad/s, gravity, the journal in
+The mechanism: configs/low_speed_slider_crank.toml (20 rad/s, gravity, the journal in
 continuous contact most of the time, so friction acts throughout) with the pin's friction
 switched to ``static_dynamic`` with mu_s = 0.08 and mu_d = 0.05 (stiction and dynamic
 velocities 10 and 20 mm/s, so the static branch is crossed at every slip reversal). The
@@ -23,7 +23,7 @@ TRUTH = {"joints.pin.friction.static_coefficient": 0.08, "joints.pin.friction.co
 LAW = ('joints.pin.friction.model="static_dynamic"', 'joints.pin.friction.stiction_velocity="10 mm/s"',
        'joints.pin.friction.dynamic_velocity="20 mm/s"', "joints.pin.friction.static_coefficient=0.08")
 CONFIG = """
-base = "seed000_slider_crank.toml"
+base = "low_speed_slider_crank.toml"
 
 [data]
 path = "measured.csv"
@@ -52,7 +52,7 @@ output_interval = "0.5 ms"
 
 @pytest.mark.slow
 def test_static_dynamic_friction_pair_is_recovered(tmp_path):
-    shutil.copy(REPO / "configs" / "seed000_slider_crank.toml", tmp_path / "seed000_slider_crank.toml")
+    shutil.copy(REPO / "configs" / "low_speed_slider_crank.toml", tmp_path / "low_speed_slider_crank.toml")
     (tmp_path / "friction.toml").write_text(CONFIG)
     frame, _ = synthesize(tmp_path / "friction.toml", {**TRUTH}, noise_fraction=0.01, seed=3,
                           interval=1e-3, overrides=(*LAW, 'simulation.solver="dopri8"', "simulation.rtol=1e-9", "simulation.atol=1e-12"))
