@@ -103,6 +103,19 @@ def _peak_metrics(peaks: Peaks, duration, k: int) -> dict[str, Array]:
     }
 
 
+def sampled_joint_metrics(t, penetration, normal_force, impact_memory) -> dict[str, Array]:
+    """One joint's metrics from output samples (for states without step-wise peaks)."""
+    time, speed = _first_impact(t, penetration, impact_memory)
+    return {
+        "max_normal_force": jnp.max(normal_force),
+        "max_penetration": jnp.max(penetration),
+        "first_impact_time": time,
+        "first_impact_velocity": speed,
+        "num_impacts": jnp.sum(contact_onsets(penetration)),
+        "contact_fraction": jnp.mean(penetration > 0.0),
+    }
+
+
 def summary_metrics(mechanism: Mechanism, trajectory: Trajectory) -> dict[str, Array]:
     """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``."""
     metrics = {}
@@ -112,14 +125,10 @@ def summary_metrics(mechanism: Mechanism, trajectory: Trajectory) -> dict[str, A
             peaks = _peak_metrics(trajectory.peaks, duration, k)
             metrics.update({f"{name}.{key}": value for key, value in peaks.items()})
             continue
-        penetration = trajectory.penetration[:, k]
-        time, speed = _first_impact(trajectory.t, penetration, trajectory.impact_memory[:, k])
-        metrics[f"{name}.max_normal_force"] = jnp.max(trajectory.normal_force[:, k])
-        metrics[f"{name}.max_penetration"] = jnp.max(penetration)
-        metrics[f"{name}.first_impact_time"] = time
-        metrics[f"{name}.first_impact_velocity"] = speed
-        metrics[f"{name}.num_impacts"] = jnp.sum(contact_onsets(penetration))
-        metrics[f"{name}.contact_fraction"] = jnp.mean(penetration > 0.0)
+        sampled = sampled_joint_metrics(
+            trajectory.t, trajectory.penetration[:, k], trajectory.normal_force[:, k], trajectory.impact_memory[:, k]
+        )
+        metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
     for b, name in enumerate(mechanism.body_names):
         metrics[f"{name}.max_abs_ax"] = jnp.max(jnp.abs(trajectory.qdd[:, 3 * b]))
         metrics[f"{name}.max_abs_ay"] = jnp.max(jnp.abs(trajectory.qdd[:, 3 * b + 1]))

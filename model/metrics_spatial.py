@@ -7,7 +7,7 @@ from jaxtyping import Array
 
 from .integrate.spatial import SpatialTrajectory
 from .mechanics.spatial import SpatialMechanism
-from .metrics import _first_impact, contact_onsets
+from .metrics import sampled_joint_metrics
 
 
 def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> dict[str, Array]:
@@ -17,13 +17,10 @@ def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTraj
         penetration = trajectory.penetration[:, k]
         slots = trajectory.slice_penetration[:, start : start + size]
         first_slot = jnp.argmax(jnp.any(slots > 0.0, axis=0) * (1.0 + jnp.max(slots, axis=0)))
-        time, speed = _first_impact(trajectory.t, penetration, trajectory.impact_memory[:, start + first_slot])
-        metrics[f"{name}.max_normal_force"] = jnp.max(trajectory.normal_force[:, k])
-        metrics[f"{name}.max_penetration"] = jnp.max(penetration)
-        metrics[f"{name}.first_impact_time"] = time
-        metrics[f"{name}.first_impact_velocity"] = speed
-        metrics[f"{name}.num_impacts"] = jnp.sum(contact_onsets(penetration))
-        metrics[f"{name}.contact_fraction"] = jnp.mean(penetration > 0.0)
+        sampled = sampled_joint_metrics(
+            trajectory.t, penetration, trajectory.normal_force[:, k], trajectory.impact_memory[:, start + first_slot]
+        )
+        metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
         start += size
     accelerations = trajectory.vdot.reshape(trajectory.vdot.shape[0], -1, 2, 3)[:, :, 0, :]
     for b, name in enumerate(mechanism.body_names):

@@ -65,15 +65,17 @@ def constraints(mechanism: Mechanism, q: Float[Array, " coords"], t: Float[Array
     return jnp.concatenate(parts)
 
 
+def speed_driver_rows(drivers, first_row: int) -> dict[int, int]:
+    """Row of each speed driver (driver index -> row) when the driver rows follow the
+    joint rows, which end at ``first_row``; torque drivers have no row."""
+    speed_drivers = [index for index, driver in enumerate(drivers) if driver.kind == "constant_speed"]
+    return {index: first_row + offset for offset, index in enumerate(speed_drivers)}
+
+
 def driver_rows(mechanism: Mechanism) -> dict[int, int]:
     """Index of each speed driver's row in :func:`constraints` (driver index -> row)."""
-    row = 2 * len(mechanism.revolute_joints) + 2 * len(mechanism.prismatic_joints) + 3 * len(mechanism.fixed_joints)
-    rows = {}
-    for index, driver in enumerate(mechanism.drivers):
-        if driver.kind == "constant_speed":
-            rows[index] = row
-            row += 1
-    return rows
+    joint_rows = 2 * len(mechanism.revolute_joints) + 2 * len(mechanism.prismatic_joints) + 3 * len(mechanism.fixed_joints)
+    return speed_driver_rows(mechanism.drivers, joint_rows)
 
 
 def constraint_jacobian(mechanism: Mechanism, q, t) -> Float[Array, "m coords"]:

@@ -14,6 +14,7 @@ from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_product, quaternion_rate, rotation_matrix
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint, SpatialMechanism
+from ..constraints import speed_driver_rows
 
 ROWS = {"revolute": 5, "spherical": 3, "cylindrical": 4, "prismatic": 5, "fixed": 6}
 _IDENTITY = jnp.array([1.0, 0.0, 0.0, 0.0])
@@ -165,10 +166,4 @@ def acceleration_rhs(mechanism: SpatialMechanism, x, v, t) -> Float[Array, " m"]
 
 def driver_rows(mechanism: SpatialMechanism) -> dict[int, int]:
     """Row of each speed driver in :func:`all_constraints` (before any row removal)."""
-    row = sum(ROWS[joint.kind] for joint in mechanism.joints)
-    rows = {}
-    for index, driver in enumerate(mechanism.drivers):
-        if driver.kind == "constant_speed":
-            rows[index] = row
-            row += 1
-    return rows
+    return speed_driver_rows(mechanism.drivers, sum(ROWS[joint.kind] for joint in mechanism.joints))
