@@ -19,7 +19,7 @@ _MM_PER_M = 1000.0
 def effective_modulus(E1: ArrayLike, nu1: ArrayLike, E2: ArrayLike, nu2: ArrayLike) -> Array:
     """Effective (contact) modulus ``E*`` (Pa): ``1/E* = (1-nu1^2)/E1 + (1-nu2^2)/E2``.
 
-    Seeds 000 §2.2 and 003 eq. 3-14; ``E1, E2`` in Pa, ``nu1, nu2`` dimensionless.
+    Johnson, *Contact Mechanics* (1985), eq. 4.22; ``E1, E2`` in Pa, ``nu1, nu2`` dimensionless.
     Steel on steel (207 GPa, 0.3) gives 113.7 GPa.
     """
     return 1.0 / ((1.0 - jnp.asarray(nu1) ** 2) / E1 + (1.0 - jnp.asarray(nu2) ** 2) / E2)
@@ -29,7 +29,7 @@ def hertz_pin_stiffness(effective_modulus: ArrayLike, bearing_radius: ArrayLike,
     """Hertz stiffness ``K`` (N/m^1.5) of a journal in a bearing, for ``F = K delta^1.5``.
 
     ``K = 4/3 E* sqrt(R*)`` with the equivalent radius of the internal contact
-    ``R* = R_b R_j / (R_b - R_j)``, ``R_j = R_b - c`` (seeds 000 §2.2, 003 eq. 3-15).
+    ``R* = R_b R_j / (R_b - R_j)``, ``R_j = R_b - c`` (Johnson 1985, the conformal pin-in-hole radius).
     ``effective_modulus`` in Pa, ``bearing_radius`` and ``clearance`` in m.
     """
     journal_radius = jnp.asarray(bearing_radius) - clearance

@@ -27,7 +27,7 @@ velocity of a simulation of the config (``J.first_impact_velocity``); if no impa
 
 ``d_max``: the config's ``contact.penetration_max`` when it is given (or the joint is
 simulated with ``adams_impact``, which uses it), else the usual start value 0.01 mm
-(§5.2, §6.4 table: "ADAMS penetration depth 0.01 mm").
+(a common ADAMS starting value for the penetration depth).
 """
 
 from __future__ import annotations

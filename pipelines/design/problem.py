@@ -1,6 +1,6 @@
 """A tolerance-design config (``configs/optimize_example.toml``) read into a :class:`DesignProblem`.
 
-Format (the spec's keys, plus optional ones this project adds)::
+Format (the example's keys, plus optional ones)::
 
     base = "flores_slider_crank.toml"
 

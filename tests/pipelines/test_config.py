@@ -1,4 +1,4 @@
-"""Mechanism and pipeline configs: the spec loads with the right SI values, bad input is refused."""
+"""Mechanism and pipeline configs: the examples load with the right SI values, bad input is refused."""
 
 import math
 import shutil

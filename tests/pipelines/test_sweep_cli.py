@@ -1,4 +1,4 @@
-"""``clearance sweep``: the spec example runs as written; bad input is one line and no files."""
+"""``clearance sweep``: the example runs as written; bad input is one line and no files."""
 
 import json
 import shutil

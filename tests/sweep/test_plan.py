@@ -107,7 +107,7 @@ def test_only_continuous_parameters_can_be_sampled(tmp_path):
 
 
 def test_automatic_solver_keeps_stiffness_points_together(tmp_path):
-    """The spec's solver = "auto" resolves once, to model.AUTO_SOLVER, whatever the stiffness
+    """The example's solver = "auto" resolves once, to model.AUTO_SOLVER, whatever the stiffness
     (the study found no stiffness at which a stiff solver wins): a 10^4 stiffness factor
     batches with the others in one compiled group, and refused points run nowhere."""
     path = write_sweep(

@@ -79,7 +79,23 @@ def test_metrics_do_not_depend_on_the_output_interval(flores):
 
 @pytest.mark.slow
 def test_metrics_over_two_revolutions_do_not_depend_on_the_output_interval(flores):
-    check_output_grid_independence(flores, TWO_REVOLUTIONS)
+    # Over two revolutions the motion is chaotic: the later impacts, and with them the
+    # largest peak, move with the solver's tolerance, so only the first impact is compared
+    # with the tight solve; the output interval must not change any metric at all (the
+    # step sequence does not depend on the output grid).
+    mechanism, settings = flores
+    simulate = jax.jit(model.simulate, static_argnums=1)
+    first_impact = ("first_impact_time", "first_impact_velocity")
+    expected = joint_metrics(mechanism, simulate(mechanism, tight(settings, TWO_REVOLUTIONS, 1e-4)))
+    runs = []
+    for interval in OUTPUT_INTERVALS:
+        trajectory = simulate(mechanism, dataclasses.replace(settings, t_end=TWO_REVOLUTIONS, output_interval=interval))
+        assert int(trajectory.result) == 0
+        runs.append(joint_metrics(mechanism, trajectory))
+        assert_metrics_agree(runs[-1], expected, first_impact)
+    for other in runs[1:]:
+        for name in JOINT_METRICS:
+            assert other[name] == pytest.approx(runs[0][name], rel=1e-9), name
 
 
 def test_refilling_lanes_carry_the_peaks(flores):

@@ -59,6 +59,7 @@ def check_recovery(result: dict) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.validation
 def test_example_as_written_on_a_6_ms_record(tmp_path):
     """The example config unchanged but for the two signals: 6 ms record."""
     result = calibrate(example_with_record(tmp_path, 6.0), tmp_path / "out")
@@ -67,6 +68,7 @@ def test_example_as_written_on_a_6_ms_record(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.validation
 def test_example_on_a_24_ms_record(tmp_path):
     """Two crank revolutions: the tool stops extending where the record stops being predictable."""
     result = calibrate(example_with_record(tmp_path, 24.0), tmp_path / "out", 'simulation.t_end="24 ms"')

@@ -1,4 +1,4 @@
-"""End to end on the spec's calibration config (configs/calibrate_example.toml, copied beside
+"""End to end on the example calibration config (configs/calibrate_example.toml, copied beside
 configs/flores_slider_crank.toml with a synthetic measured.csv).
 
 The record: 1 ms of the Flores slider-crank's slider acceleration made with the known
@@ -23,7 +23,7 @@ from pipelines.cli import main
 from tests.helpers import REPOSITORY as REPO
 TRUTH = {"joints.pin.contact.restitution": 0.9, "joints.pin.contact.stiffness": 6.6e10}
 SHORT = ['simulation.t_end="1 ms"']
-# Stated recovery tolerance from the spec's starting values (e: 0.6, 33 % off; K: 3e10,
+# Stated recovery tolerance from the example's starting values (e: 0.6, 33 % off; K: 3e10,
 # 55 % off) and 2 % noise: relative error below 1 % for e and 3 % for K.
 TOLERANCE = {"joints.pin.contact.restitution": 0.01, "joints.pin.contact.stiffness": 0.03}
 
@@ -63,7 +63,7 @@ def test_spec_example_runs_as_written(spec, tmp_path, optimizer):
 
 def test_gradient_matches_central_differences(spec):
     """Forward-mode gradient through the solver, the interpolation and the loss vs central
-    differences of the loss in the unconstrained coordinates, at the spec's initial values
+    differences of the loss in the unconstrained coordinates, at the example's initial values
     (tight solver tolerances, so the differences are not dominated by step-size changes).
 
     The forward-mode derivative is that of the discrete adaptive algorithm; where a step

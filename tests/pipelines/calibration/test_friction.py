@@ -51,6 +51,7 @@ output_interval = "0.5 ms"
 
 
 @pytest.mark.slow
+@pytest.mark.validation
 def test_static_dynamic_friction_pair_is_recovered(tmp_path):
     shutil.copy(REPO / "configs" / "low_speed_slider_crank.toml", tmp_path / "low_speed_slider_crank.toml")
     (tmp_path / "friction.toml").write_text(CONFIG)

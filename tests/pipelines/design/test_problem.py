@@ -1,4 +1,4 @@
-"""The tolerance-design config: the spec loads in SI, bad input is one ConfigError naming the key."""
+"""The tolerance-design config: the example loads in SI, bad input is one ConfigError naming the key."""
 
 import math
 import shutil
