@@ -53,10 +53,10 @@ def _contact_law(contact, stiffness) -> ContactLaw:
 
 
 def _friction_law(friction) -> FrictionLaw:
+    stiction_velocity, dynamic_velocity = friction.velocities  # the law's defaults filled in
     return FrictionLaw(friction.model, coefficient=_array(friction.coefficient),
                        static_coefficient=None if friction.static_coefficient is None else _array(friction.static_coefficient),
-                       stiction_velocity=_array(friction.stiction_velocity),
-                       dynamic_velocity=_array(friction.dynamic_velocity))
+                       stiction_velocity=_array(stiction_velocity), dynamic_velocity=_array(dynamic_velocity))
 
 
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:
