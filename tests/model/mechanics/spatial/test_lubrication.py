@@ -103,3 +103,32 @@ def test_slice_force_sum_differentiates_in_the_viscosity():
     central = (total(jnp.asarray(0.4 + step)) - total(jnp.asarray(0.4 - step))) / (2 * step)
     assert np.isfinite(float(derivative)) and abs(float(derivative)) > 0.0
     assert float(derivative) == pytest.approx(float(central), rel=1e-8)
+
+
+@pytest.mark.slow
+def test_lubricated_slider_crank_in_3d_matches_the_planar_one(tmp_path):
+    """The 3-D slider-crank with the planar example's oil film on its pin (axes parallel, so
+    every slice sees the planar cross-section): same film force and journal path."""
+    from pathlib import Path
+
+    import model
+    from model.integrate.spatial import simulate_spatial
+    from pipelines.build import build_mechanism, solver_settings
+    from pipelines.build_spatial import build_spatial, spatial_settings
+    from pipelines.config import load_mechanism
+
+    configs = Path(__file__).resolve().parents[4] / "configs"
+    table = '\n[joints.lubrication]\nmodel = "finite_bearing"\nviscosity = "400 cP"\nlength = "40 mm"\ntransition = 0.95\n'
+    text = (configs / "flores_slider_crank_3d.toml").read_text().replace("coefficient = 0.0\n", "coefficient = 0.0\n" + table, 1)
+    (tmp_path / "lubricated_3d.toml").write_text(text)
+    window = ["simulation.t_end=0.3 ms", 'simulation.output_interval="1 us"']
+    planar_config = load_mechanism(configs / "flores_lubricated.toml", window)
+    planar = model.simulate(build_mechanism(planar_config), solver_settings(planar_config))
+    spatial_config = load_mechanism(tmp_path / "lubricated_3d.toml", window)
+    spatial = simulate_spatial(build_spatial(spatial_config), spatial_settings(spatial_config))
+    planar_peak = float(jnp.max(jnp.abs(planar.normal_force[:, 0])))
+    assert planar_peak > 100.0  # the film carries the pin load
+    assert float(jnp.max(spatial.normal_force[:, 0])) == pytest.approx(planar_peak, rel=1e-2)
+    planar_path = jnp.max(jnp.linalg.norm(planar.eccentricity[:, 0], axis=-1))
+    spatial_path = jnp.max(jnp.linalg.norm(spatial.eccentricity[:, 0, :2], axis=-1))
+    assert float(spatial_path) == pytest.approx(float(planar_path), rel=1e-2)
