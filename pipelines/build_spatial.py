@@ -21,6 +21,7 @@ from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, Sp
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import initial_state, without_redundant_rows
 
+from .build import _lubrication
 from .config_spatial import SpatialConfig
 from .errors import ConfigError
 
@@ -52,10 +53,10 @@ def _contact_law(contact, stiffness) -> ContactLaw:
 
 
 def _friction_law(friction) -> FrictionLaw:
+    stiction_velocity, dynamic_velocity = friction.velocities  # the law's defaults filled in
     return FrictionLaw(friction.model, coefficient=_array(friction.coefficient),
                        static_coefficient=None if friction.static_coefficient is None else _array(friction.static_coefficient),
-                       stiction_velocity=_array(friction.stiction_velocity),
-                       dynamic_velocity=_array(friction.dynamic_velocity))
+                       stiction_velocity=_array(stiction_velocity), dynamic_velocity=_array(dynamic_velocity))
 
 
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:
@@ -86,7 +87,8 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 _array(frame(journal) @ axis), _array(frame(bearing) @ axis), _array(frame(bearing) @ u),
                 _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
                 _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
-                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"])))
+                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
+                _lubrication(joint["lubrication"])))
             clearance_names.append(joint["name"])
         elif joint["type"] == "spherical_clearance":
             stiffness = joint["contact"].stiffness

@@ -5,7 +5,8 @@ tensor), ``position`` (3-vector), optional ``rotation = {axis, angle}``. Joints:
 ``spherical``, ``cylindrical``, ``prismatic``, ``fixed`` with ``bodies``, ``points`` (body
 frames) and ``axis`` (unit, ground frame); ``cylindrical_clearance`` (``length``, ``slices``,
 ``axial = fixed | free``, ``bearing_radius``, ``clearance``, ``materials``,
-``initial_eccentricity``, ``[contact]`` with ``stiffness = "palmgren"`` allowed, ``[friction]``)
+``initial_eccentricity``, ``[contact]`` with ``stiffness = "palmgren"`` allowed, ``[friction]``,
+optional ``[lubrication]`` as in the planar format, ``length`` defaulting to the contact length)
 and ``spherical_clearance`` (``socket_radius``, ``clearance``, ``materials``,
 ``initial_eccentricity`` 3-vector, ``stiffness = "hertz"`` allowed). ``[[loads]]``: ``name``,
 ``body``, ``type = force | torque``, ``point`` (force only), ``value``, ``enabled``.
@@ -22,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import Contact, Friction, Initial, Material, Simulation, _apply_overrides, load_toml
+from .config import Contact, Friction, Initial, Lubrication, Material, Simulation, _apply_overrides, load_toml
 from .errors import ConfigError
 from .units import to_si
 
@@ -145,6 +146,8 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
                  points=[reader.vector(p, "length", f"{key}.points[{i}]") for i, p in enumerate(points)])
     if kind != "spherical" and kind != "spherical_clearance" or "axis" in raw:
         joint["axis"] = reader.axis(raw.get("axis"), f"{key}.axis")
+    if "lubrication" in raw and kind != "cylindrical_clearance":
+        reader.fail(f"{key}.lubrication", "only a cylindrical_clearance joint takes a lubrication table")
     if kind in ("cylindrical_clearance", "spherical_clearance"):
         joint["contact"], joint["stiffness_marker"] = _contact(reader, raw.get("contact"), f"{key}.contact")
         joint["friction"] = reader.section(Friction, raw.get("friction"), f"{key}.friction")
@@ -172,11 +175,21 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
             reader.fail(f"{key}.axial", f"must be 'fixed' or 'free', got {joint['axial']!r}")
         joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 2), "length",
                                                       f"{key}.initial_eccentricity", size=2)
+        joint["lubrication"] = _lubrication(reader, raw.get("lubrication"), joint["length"], f"{key}.lubrication")
     if kind == "spherical_clearance":
         joint["socket_radius"] = to_si(raw.get("socket_radius"), "length", reader.source, f"{key}.socket_radius")
         joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 3), "length",
                                                       f"{key}.initial_eccentricity")
     return joint
+
+
+def _lubrication(reader: _Reader, raw, contact_length: float, key: str):
+    """The planar ``[joints.lubrication]`` table; ``length`` defaults to the contact length."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        reader.fail(key, f"expected a table, got {raw!r}")
+    return reader.section(Lubrication, {"length": f"{contact_length!r} m", **raw}, key)
 
 
 def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:

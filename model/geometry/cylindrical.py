@@ -49,6 +49,7 @@ class SliceKinematics(NamedTuple):
     contact_point: Float[Array, "slices 3"]
     normal_rate: Float[Array, " slices"]
     slip: Float[Array, "slices 3"]  # tangential relative velocity, journal minus bearing
+    eccentricity_rate: Float[Array, "slices 3"]  # de_k/dt in the ground frame (m/s)
 
 
 def slice_kinematics(
@@ -77,7 +78,11 @@ def slice_kinematics(
     relative = (velocity(contact_point, journal_position, journal_velocity, journal_omega)
                 - velocity(contact_point, bearing_position, bearing_velocity, bearing_omega))
     slip = relative - jnp.sum(relative * normal, axis=-1)[:, None] * normal
-    return SliceKinematics(eccentricity, penetration, normal, axial, contact_point, normal_rate, slip)
+    # d/dt [d - (d.a) a] = d_dot - (d_dot.a + d.a_dot) a - (d.a) a_dot
+    axial_rate = offset_rate @ bearing_axis + offset @ axis_rate
+    eccentricity_rate = offset_rate - axial_rate[:, None] * bearing_axis - axial[:, None] * axis_rate
+    return SliceKinematics(eccentricity, penetration, normal, axial, contact_point, normal_rate, slip,
+                           eccentricity_rate)
 
 
 def end_forces(slice_forces: Float[Array, "slices 3"], slice_positions: Float[Array, " slices"], length

@@ -53,3 +53,53 @@ def test_redundant_user_constraints_are_named():
     with pytest.raises(ConfigError) as error:
         build_spatial(config)
     assert "redundant" in error.value.message and error.value.key == "joints"
+
+
+LUBRICATION_TABLE = '''
+[joints.lubrication]
+model = "finite_bearing"
+viscosity = "400 cP"
+transition = 0.95
+'''
+
+
+def _with_lubrication(tmp_path, after: str, table: str = LUBRICATION_TABLE) -> Path:
+    """The 3-D slider-crank with ``table`` inserted after the line ``after``."""
+    text = CRANK.read_text()
+    assert after in text
+    path = tmp_path / "lubricated_3d.toml"
+    path.write_text(text.replace(after, after + table, 1))
+    return path
+
+
+def test_lubrication_table_on_the_cylindrical_pin_loads_and_builds(tmp_path):
+    import subprocess
+    import sys
+
+    from pipelines.build_spatial import build_spatial
+
+    path = _with_lubrication(tmp_path, 'coefficient = 0.0\n')
+    config = load_mechanism(path)
+    lubrication = config.joints[2]["lubrication"]
+    assert lubrication.viscosity == pytest.approx(0.4) and lubrication.transition == (0.95, 0.975)
+    assert lubrication.length == pytest.approx(config.joints[2]["length"])  # defaults to the contact length
+    film = build_spatial(config).cylindrical_joints[0].lubrication
+    assert film.model == "finite_bearing" and float(film.length) == pytest.approx(0.02)
+    explicit = load_mechanism(path, ['joints.pin.lubrication.length="40 mm"'])
+    assert explicit.joints[2]["lubrication"].length == pytest.approx(0.04)
+    check = subprocess.run([sys.executable, "-m", "pipelines.cli", "check", str(path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_lubrication_on_another_spatial_joint_is_one_error_line(tmp_path):
+    import subprocess
+    import sys
+
+    path = _with_lubrication(tmp_path, 'axis = [1.0, 0.0, 0.0]\n')  # the prismatic guide
+    check = subprocess.run([sys.executable, "-m", "pipelines.cli", "check", str(path)], capture_output=True, text=True)
+    assert check.returncode == 2
+    assert check.stderr.strip() == (f"error: {path}: joints.guide.lubrication: "
+                                    "only a cylindrical_clearance joint takes a lubrication table")
+    with pytest.raises(ConfigError) as error:
+        load_mechanism(_with_lubrication(tmp_path, 'coefficient = 0.0\n'), ['joints.pin.lubrication.model="thin"'])
+    assert error.value.key.startswith("joints.pin.lubrication.model")

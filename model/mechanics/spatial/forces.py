@@ -14,6 +14,7 @@ from ...contact.normal import normal_force
 from ...geometry.cylindrical import end_forces, safe_direction, safe_length, slice_kinematics
 from ...geometry.quaternion import rotation_matrix
 from .constraints import body_pose, body_twist, point_position
+from .lubrication import slice_film_forces
 from .mechanism import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism, SphericalClearanceJoint
 
 
@@ -22,7 +23,8 @@ class SpatialContactState(NamedTuple):
 
     ``eccentricity``: journal (ball) centre minus bearing (socket) centre in the bearing's
     ``(u, w, axis)`` frame; ``penetration``: the largest slice penetration; ``normal_force``:
-    magnitude of the resultant of the slice normal forces; ``normal_force_a``/``_b``: the
+    magnitude of the resultant of the slice normal forces (dry contact minus the film's
+    radial part on a lubricated joint, as in the planar engine); ``normal_force_a``/``_b``: the
     statically equivalent end forces; ``slip_velocity``: slip speed at the deepest slice.
     ``slice_penetration``/``slice_normal_rate``: per memory slot (all joints' slices).
     """
@@ -81,7 +83,15 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
     slip_speed = safe_length(kin.slip)
     slip_direction = safe_direction(kin.slip, bearing_w)
     f_tangential = friction_force(joint.friction, f_normal, slip_speed)
-    on_journal = -f_normal[:, None] * kin.normal - f_tangential[:, None] * slip_direction
+    tangential_vectors = f_tangential[:, None] * slip_direction
+    if joint.lubrication is not None:
+        film = slice_film_forces(joint.lubrication, kin, bearing_u, bearing_w, bearing_axis, journal_omega,
+                                 bearing_omega, joint.bearing_radius, joint.clearance)
+        film_radial = jnp.sum(film * kin.normal, axis=-1)
+        # as in the planar joint: F_n = dry - film radial, and the film's circumferential part
+        f_normal = f_normal - film_radial
+        tangential_vectors = tangential_vectors - (film - film_radial[:, None] * kin.normal)
+    on_journal = -f_normal[:, None] * kin.normal - tangential_vectors
     generalised = add_point_forces(generalised, x, joint.journal_body, kin.contact_point, on_journal)
     generalised = add_point_forces(generalised, x, joint.bearing_body, kin.contact_point, -on_journal)
     normal_vectors = f_normal[:, None] * kin.normal
@@ -92,7 +102,7 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
     deepest = jnp.argmax(kin.penetration)
     summary = (eccentricity, tilt, jnp.max(kin.penetration), safe_length(jnp.sum(normal_vectors, axis=0)),
                safe_length(end_a), safe_length(end_b),
-               safe_length(jnp.sum(f_tangential[:, None] * slip_direction, axis=0)), slip_speed[deepest])
+               safe_length(jnp.sum(tangential_vectors, axis=0)), slip_speed[deepest])
     return generalised, summary, (kin.penetration, kin.normal_rate, f_normal)
 
 

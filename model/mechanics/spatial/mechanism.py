@@ -19,6 +19,7 @@ from jaxtyping import Array, Float
 from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
 from ...contact.stiffness import palmgren_stiffness
+from ...lubrication import Lubrication
 
 GROUND = -1
 POSITION_SIZE = 7
@@ -75,6 +76,7 @@ class CylindricalClearanceJoint(eqx.Module):
     contact: ContactLaw
     friction: FrictionLaw
     initial_eccentricity: Float[Array, "2"]  # in the bearing's (u, w) axes (m)
+    lubrication: Lubrication | None = None  # oil film per slice (model.mechanics.spatial.lubrication)
 
     def stiffness(self) -> Float[Array, ""]:
         """The whole joint's stiffness K (N/m^n)."""
