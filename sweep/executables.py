@@ -86,7 +86,15 @@ def compile_cached(key: str | None, function: Callable, example_args: tuple, dev
             out_trees.append(tree)
             return outputs
 
-        exported = jax.export.export(jax.jit(flat_function), platforms=(device.platform,))(*flat_specs)
+        try:
+            exported = jax.export.export(jax.jit(flat_function), platforms=(device.platform,))(*flat_specs)
+        except NotImplementedError:
+            # a program with host callbacks (equinox's runtime checks when EQX_ON_ERROR is
+            # not "nan", e.g. a sweep started from Python) cannot be exported: compile it
+            # directly, uncached
+            with jax.default_device(device):
+                compiled = jax.jit(function).lower(*example_args).compile()
+            return compiled
         out_tree = out_trees[0]
         if path:
             _write(path, exported, out_tree)

@@ -71,9 +71,9 @@ def test_every_model_controller_is_guarded(share):
 
 
 def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
-    """A case that once hung: Dopri8 at rtol 1e-10 over the four-bar's 10 ms. The
-    initial-step heuristic tries the whole window, which overflows; with the model's
-    controller the solve shrinks and advances, with a bare PID it never accepts a step."""
+    """Dopri8 at rtol 1e-10 over the four-bar's 10 ms: the initial-step heuristic tries the
+    whole window, which overflows; with the model's controller the solve shrinks and
+    advances."""
     config = load_mechanism(CONFIGS / "fourbar_two_clearances.toml")
     mechanism = build_mechanism(config)
     settings = solver_settings(config, rtol=1e-10, atol=1e-13, solver="dopri8")
@@ -86,5 +86,7 @@ def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
         )
         return int(solution.stats["num_accepted_steps"])
 
+    # Whether the bare PID stalls here depends on the last bits of the overflowing first
+    # stages (it did with an earlier form of the contact laws); the guard's own failure
+    # cases are pinned by the tests above, where the bare controller provably stalls.
     assert accepted(make_controller(mechanism, settings)) >= 20
-    assert accepted(diffrax.PIDController(rtol=1e-10, atol=1e-13, pcoeff=0.3, icoeff=0.4)) == 0

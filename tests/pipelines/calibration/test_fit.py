@@ -21,6 +21,8 @@ from pipelines.calibration.synthesize import synthesize
 from pipelines.cli import main
 
 from tests.helpers import REPOSITORY as REPO
+
+pytestmark = pytest.mark.slow  # end-to-end fits: minutes each on 2 cores
 TRUTH = {"joints.pin.contact.restitution": 0.9, "joints.pin.contact.stiffness": 6.6e10}
 SHORT = ['simulation.t_end="1 ms"']
 # Stated recovery tolerance from the example's starting values (e: 0.6, 33 % off; K: 3e10,
