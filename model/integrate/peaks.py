@@ -29,9 +29,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..contact.normal import normal_force
 from ..mechanics.dynamics import unflatten_state
-from ..mechanics.forces import joint_kinematics
+from ..mechanics.forces import joint_forces, joint_kinematics
 from ..mechanics.mechanism import Mechanism
 
 SUBDIVISIONS = 4
@@ -61,8 +60,7 @@ def contact_values(mechanism: Mechanism, flat_state: Float[Array, " n"]) -> Floa
     rows = []
     for index, joint in enumerate(mechanism.clearance_joints):
         kinematics = joint_kinematics(joint, state.q, state.qd)
-        force = normal_force(joint.contact_law(), kinematics.penetration, kinematics.normal_rate,
-                             state.impact_memory[index])
+        force, _ = joint_forces(joint, state.q, state.qd, kinematics, state.impact_memory[index])
         rows.append(jnp.stack([kinematics.penetration, kinematics.normal_rate, force]))
     return jnp.stack(rows, axis=1)
 

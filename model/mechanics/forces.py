@@ -68,6 +68,16 @@ def _with_film(joint: ClearanceJoint, q, qd, kin: ContactKinematics, f_normal, f
     return joint.lubrication.joint_forces(film, f_normal, f_tangential)
 
 
+def joint_forces(joint: ClearanceJoint, q, qd, kin: ContactKinematics, impact_memory) -> tuple:
+    """Normal and tangential force (N) of one clearance joint: dry contact and friction,
+    plus the oil film when the joint is lubricated."""
+    f_normal = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, impact_memory)
+    f_tangential = friction_force(joint.friction, f_normal, kin.slip_velocity)
+    if joint.lubrication is not None:
+        f_normal, f_tangential = _with_film(joint, q, qd, kin, f_normal, f_tangential)
+    return f_normal, f_tangential
+
+
 def _point_force(q, body: int, point, force) -> Float[Array, " coords"]:
     """Generalised force of ``force`` applied at ground-frame ``point`` of ``body``."""
     generalised = jnp.zeros_like(q)
@@ -90,10 +100,7 @@ def contact_forces(
     states = []
     for index, joint in enumerate(mechanism.clearance_joints):
         kin = joint_kinematics(joint, q, qd)
-        f_normal = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, impact_memory[index])
-        f_tangential = friction_force(joint.friction, f_normal, kin.slip_velocity)
-        if joint.lubrication is not None:
-            f_normal, f_tangential = _with_film(joint, q, qd, kin, f_normal, f_tangential)
+        f_normal, f_tangential = joint_forces(joint, q, qd, kin, impact_memory[index])
         on_journal = -f_normal * kin.normal - f_tangential * kin.tangent
         generalised = generalised + _point_force(q, joint.journal_body, kin.journal_point, on_journal)
         generalised = generalised + _point_force(q, joint.bearing_body, kin.bearing_point, -on_journal)
