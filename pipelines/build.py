@@ -85,11 +85,13 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
         stiffness_factor=_array(contact.stiffness_factor),
         initial_eccentricity=_array(joint.initial_eccentricity),
         hertz=hertz,
-        lubrication=_lubrication(joint.lubrication),
+        lubrication=build_lubrication(joint.lubrication),
     )
 
 
-def _lubrication(lubrication) -> Lubrication | None:
+def build_lubrication(lubrication) -> Lubrication | None:
+    """The model's oil film of a validated `[joints.lubrication]` table, or None (dry);
+    shared by the planar and spatial builders."""
     if lubrication is None:
         return None
     onset, cap = lubrication.transition

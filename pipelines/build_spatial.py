@@ -21,7 +21,7 @@ from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, Sp
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import initial_state, without_redundant_rows
 
-from .build import _lubrication
+from .build import build_lubrication
 from .config_spatial import SpatialConfig
 from .errors import ConfigError
 
@@ -88,7 +88,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
                 _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
                 _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
-                _lubrication(joint["lubrication"])))
+                build_lubrication(joint["lubrication"])))
             clearance_names.append(joint["name"])
         elif joint["type"] == "spherical_clearance":
             stiffness = joint["contact"].stiffness
