@@ -59,18 +59,19 @@ GROWTH_TOLERANCE = 1e-3  # |R| - 1 per step that still counts as stable (see the
 
 
 def stability_function(z: np.ndarray) -> np.ndarray:
-    """Tsit5's ``R(z)`` for complex ``z`` (any shape)."""
+    """Tsit5's ``R(z) = 1 + z b^T (I - zA)^{-1} 1`` for complex ``z`` (any shape).
+
+    ``A`` is strictly lower triangular (explicit), so ``(I - zA)^{-1} = sum_k (zA)^k`` ends
+    at ``k = stages - 1`` and ``R`` is the polynomial ``1 + sum_k (b^T A^k 1) z^(k+1)``."""
     tableau = _tsit5_tableau
     stages = len(tableau.c) + 1
     a = np.zeros((stages, stages))
     for row, coefficients in enumerate(tableau.a_lower, start=1):
         a[row, : len(coefficients)] = coefficients
     b = np.asarray(tableau.b_sol)
+    coefficients = [b @ np.linalg.matrix_power(a, k) @ np.ones(stages) for k in range(stages)]
     z = np.asarray(z, complex)
-    flat = z.reshape(-1)
-    identity = np.eye(stages)
-    values = np.array([1 + zi * b @ np.linalg.solve(identity - zi * a, np.ones(stages)) for zi in flat])
-    return values.reshape(z.shape)
+    return 1 + sum(c * z ** (k + 1) for k, c in enumerate(coefficients))
 
 
 def stability_radius(angles: np.ndarray, r_max: float = 10.0, samples: int = 4000) -> np.ndarray:
