@@ -49,6 +49,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import model  # noqa: E402
 from pipelines.build import build_mechanism, solver_settings  # noqa: E402
 from pipelines.config import load_mechanism  # noqa: E402
+from pipelines.build import ParameterMap  # noqa: E402
 from sweep import run as sweep_run  # noqa: E402
 from sweep.chunks import cost_order, point_costs  # noqa: E402
 
@@ -75,7 +76,8 @@ def lanes_run(mechanism, settings, points: np.ndarray, device, lanes: int | None
     lanes = lanes or sweep_run.default_lanes(batch, device.platform)
     with jax.default_device(device):  # compile for, and run on, ``device`` (not just the default one)
         mechanism = jax.device_put(mechanism, device)
-        run, compile_seconds = sweep_run.chunk_runner(mechanism, settings, PATHS, batch, devices=(device,), lanes=lanes)
+        run, compile_seconds = sweep_run.chunk_runner(mechanism, settings, PATHS, batch, devices=(device,), lanes=lanes,
+                                                          resolver=ParameterMap)
         start = time.perf_counter()
         columns = run(points)
         seconds = time.perf_counter() - start
@@ -103,8 +105,7 @@ def vmap_run(mechanism, settings, points: np.ndarray, device, chunk: int) -> dic
     slots = 0.0
     for first in range(0, len(points), batch):
         chosen = points[first:first + batch]
-        padded = np.concatenate([chosen, np.repeat(chosen[-1:], batch - len(chosen), axis=0)])
-        outcome, call_slots = jax.device_get(compiled(mechanism, jax.device_put(padded, device)))
+        outcome, call_slots = jax.device_get(compiled(mechanism, jax.device_put(sweep_run.pad_rows(chosen, batch), device)))
         slots += float(call_slots)
         for name, column in {**outcome.metrics, "steps": outcome.steps, "result": outcome.result}.items():
             columns.setdefault(name, []).append(np.asarray(column)[: len(chosen)])
@@ -190,7 +191,7 @@ def main(argv=None) -> int:
               "t_end": args.t_end, "cpu_points": 0, "runs": []}
     for size in args.sizes:
         points = grid(size)
-        points = points[cost_order(point_costs(mechanism, PATHS, points))]
+        points = points[cost_order(point_costs(mechanism, PATHS, points, ParameterMap))]
         rows = np.unique(np.linspace(0, size - 1, min(args.cpu_points, size)).round().astype(int))
         report["cpu_points"] = len(rows)
         reference = lanes_run(mechanism, settings, points[rows], cpu, None, args.cpu_chunk)

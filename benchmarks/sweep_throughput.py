@@ -52,6 +52,7 @@ import scipy_peer  # noqa: E402
 import model  # noqa: E402
 from pipelines.build import ParameterMap  # noqa: E402
 from sweep.chunks import cost_order, lockstep_efficiency, point_costs, split_chunks  # noqa: E402
+from sweep.run import pad_rows  # noqa: E402
 
 SWEPT_PATHS = ("joints.pin.clearance", "joints.pin.contact.restitution")
 FIGURE_NAMES = ("first_impact_time", "first_impact_velocity", "peak_penetration", "peak_normal_force")
@@ -175,8 +176,7 @@ def run_chunks(function, points: np.ndarray, chunk: int, progress: bool = True) 
     for begin in tqdm(range(0, len(points), chunk), desc=f"chunks of {chunk}", unit="chunk", disable=not progress,
                       file=sys.stderr):
         block = points[begin:begin + chunk]
-        padded = np.concatenate([block, np.repeat(block[-1:], chunk - len(block), 0)]) if len(block) < chunk else block
-        out = jax.device_get(function(jnp.asarray(padded)))
+        out = jax.device_get(function(jnp.asarray(pad_rows(block, chunk))))
         outputs.append(jax.tree_util.tree_map(lambda a: np.asarray(a)[: len(block)], out))
     seconds = time.perf_counter() - start
     return jax.tree_util.tree_map(lambda *a: np.concatenate(a), *outputs), seconds
@@ -190,10 +190,10 @@ def tool_throughput(mechanism, settings, points: np.ndarray, chunk: int, workers
     from sweep.execute import ProcessExecutor, _run_in_worker
     from sweep.run import STEP_SLOTS, default_lanes
 
-    costs = point_costs(mechanism, SWEPT_PATHS, points)
+    costs = point_costs(mechanism, SWEPT_PATHS, points, ParameterMap)
     chunks = split_chunks(cost_order(costs), chunk)
     executor = ProcessExecutor(workers)
-    payload = (mechanism, settings, SWEPT_PATHS, chunk, ())
+    payload = (mechanism, settings, SWEPT_PATHS, ParameterMap, chunk, ())
     try:
         warm = [executor.pool.submit(_run_in_worker, 0, payload, points[:chunk]) for _ in range(workers)]
         compile_seconds = max(future.result()[1]["compile_seconds"] for future in warm)
@@ -255,7 +255,7 @@ def memory_run(args) -> dict:
     side = int(np.ceil(np.sqrt(args.memory_points)))
     points = sweep_grid(side, side)[: args.memory_points]
     start = time.perf_counter()
-    run, _ = chunk_runner(mechanism, settings, SWEPT_PATHS, args.memory_chunk)
+    run, _ = chunk_runner(mechanism, settings, SWEPT_PATHS, args.memory_chunk, resolver=ParameterMap)
     compile_seconds = time.perf_counter() - start
     start = time.perf_counter()
     chunks = [run(points[first:first + args.memory_chunk]) for first in range(0, len(points), args.memory_chunk)]

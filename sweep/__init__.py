@@ -1,10 +1,14 @@
-"""Batched parameter sweeps (``clearance sweep``; docs/sweep.md).
+"""Batched execution of ``model`` simulations over parameter points: a library that knows
+nothing of config files (those are ``pipelines.sweeping``'s business).
 
-``sweep.design`` reads the ``[sweep]`` table and generates points, ``sweep.plan`` groups
-them by their discrete choices and validates them, ``sweep.chunks`` orders each group's
-points for lockstep and splits them into chunks, ``sweep.run`` compiles and runs
-``jit(vmap(simulate))`` (with the persistent compilation cache), ``sweep.execute`` runs the
-chunks locally or on Ray, ``sweep.store`` keeps finished chunks for ``--resume``,
-``sweep.results``, ``sweep.sensitivity`` and ``sweep.plots`` make the table, Sobol' indices
-and figures, ``sweep.study`` ties them together. Submodules are imported on use.
+``sweep.design`` draws designs in the unit cube (grid levels, Latin hypercube, Sobol',
+Saltelli), ``sweep.plan`` holds a group of points that share one compiled simulation and
+the resolver that writes their parameters into the mechanism, ``sweep.chunks`` orders each
+group's points for lockstep and splits them into chunks, ``sweep.run`` compiles and runs a
+chunk (refilling lanes, or ``jit(vmap(simulate))`` with derivatives; persistent compilation
+cache, ``sweep.executables``), ``sweep.execute`` runs the chunks in this process, worker
+processes or Ray actors, ``sweep.store`` keeps finished chunks atomically for resuming
+(``sweep.files``), ``sweep.results`` builds the results table and ``sweep.sensitivity``
+Sobol' indices. Nothing here imports ``pipelines`` (a test walks the imports).
+Submodules are imported on use.
 """

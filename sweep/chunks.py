@@ -28,9 +28,8 @@ import numpy as np
 
 import model
 from model import Mechanism
-from pipelines.build import ParameterMap
 
-from .plan import Group
+from .plan import Group, ParameterResolver
 
 
 def cost_estimates(group: Group) -> np.ndarray:
@@ -38,15 +37,17 @@ def cost_estimates(group: Group) -> np.ndarray:
     runnable = group.runnable
     if not runnable.size:
         return np.zeros(0)
-    return point_costs(group.mechanism, group.paths, group.values[runnable])
+    return point_costs(group.mechanism, group.paths, group.values[runnable], group.resolver)
 
 
-def point_costs(mechanism: Mechanism, paths: tuple[str, ...], values: np.ndarray) -> np.ndarray:
+def point_costs(mechanism: Mechanism, paths: tuple[str, ...], values: np.ndarray,
+                resolver: ParameterResolver) -> np.ndarray:
     """:func:`model.relative_solve_cost` (1/s) of ``mechanism`` with each row of
-    ``values[points, paths]`` (SI) written in (0 without clearance joints); vmapped."""
+    ``values[points, paths]`` (SI) written in by ``resolver(mechanism, paths)`` (0 without
+    clearance joints); vmapped."""
     if not mechanism.clearance_joints:
         return np.zeros(len(values))
-    parameters = ParameterMap(mechanism, paths)
+    parameters = resolver(mechanism, paths)
 
     def cost(row):
         return model.relative_solve_cost(parameters.apply(mechanism, row))

@@ -8,7 +8,8 @@ program is exported (``jax.export``, StableHLO) and written next to JAX's cache
 everything the traced program depends on — the mechanism's tree structure (static fields
 included) and leaf shapes, the solver settings, swept paths, batch size, lanes, derivative
 metrics, the device kind, JAX/jaxlib versions, ``XLA_FLAGS`` and a digest of the source of
-the packages it is traced from (``model``, ``sweep``, ``pipelines/build.py``). A later run
+the packages it is traced from (``model``, ``sweep``, and the module of the parameter
+resolver, :func:`module_digest`). A later run
 deserialises it and compiles it, which JAX's persistent cache answers, since the program is
 the same. (Serialising the XLA:CPU executable itself, ``jax.experimental.serialize_executable``,
 segfaulted or lost functions on loading with jaxlib 0.10.2.)
@@ -35,8 +36,7 @@ import jax.export
 import numpy as np
 
 CACHE_FORMAT = 1
-_SOURCES = ("model", "sweep", "pipelines")
-_SOURCE_FILES: tuple[str, ...] = ()
+_SOURCES = ("model", "sweep")
 
 
 @functools.cache
@@ -44,12 +44,23 @@ def source_digest() -> str:
     """SHA-256 over the Python sources the chunk functions are traced from."""
     root = Path(__file__).resolve().parents[1]
     files = sorted(p for package in _SOURCES for p in (root / package).rglob("*.py"))
-    files += [root / name for name in _SOURCE_FILES]
     digest = hashlib.sha256()
     for path in files:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+@functools.cache
+def module_digest(function: Any) -> str:
+    """SHA-256 of the source file that defines ``function`` (a parameter resolver traced
+    into the chunk functions), or of its name when it has no file."""
+    import inspect
+
+    try:
+        return hashlib.sha256(Path(inspect.getsourcefile(function)).read_bytes()).hexdigest()
+    except (TypeError, OSError):
+        return hashlib.sha256(repr(function).encode()).hexdigest()
 
 
 def cache_folder() -> Path | None:

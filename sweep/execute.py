@@ -1,9 +1,9 @@
 """Executors: who runs the chunks. ``LocalExecutor`` (this process, every local JAX device),
 ``ProcessExecutor`` (worker processes on this machine: one compiled loop runs on one CPU
-core, so a multi-core CPU needs one process per core) and ``RayExecutor`` (a Ray cluster;
-optional extra ``[distributed]``).
+core, so a multi-core CPU needs one process per core) and ``RayExecutor`` (a Ray cluster,
+its actors in a ``ray.util.ActorPool``; optional extra ``[distributed]``).
 
-Both take the same :class:`ChunkTask` list and report each finished chunk through
+All take the same :class:`ChunkTask` list and report each finished chunk through
 ``on_chunk(task, columns, info)`` in the driver process, which stores it
 (:mod:`sweep.store`), so a worker never writes files and a lost worker loses no stored chunk.
 """
@@ -22,10 +22,15 @@ import numpy as np
 
 from .plan import Group
 from .run import (
-    STEP_SLOTS, chunk_runner, enable_compilation_cache, prefer_single_threaded_cpu, stop_compilation_cache_writes,
+    STEP_SLOTS, chunk_runner, enable_compilation_cache, pad_rows, prefer_single_threaded_cpu,
+    stop_compilation_cache_writes,
 )
 
 EXECUTORS = ("auto", "local", "processes", "ray")
+
+
+class ExecutorUnavailable(RuntimeError):
+    """An executor that cannot start here (Ray not installed)."""
 
 
 @dataclasses.dataclass
@@ -53,7 +58,7 @@ OnChunk = Callable[[ChunkTask, dict, dict], None]
 def _payloads(groups: Sequence[Group], tasks: Sequence[ChunkTask], batch: int,
               derivative_metrics: tuple[str, ...]) -> dict[int, tuple]:
     """What a worker needs to compile each group that has chunks to run."""
-    return {group.index: (group.mechanism, group.settings, group.paths, batch, derivative_metrics)
+    return {group.index: (group.mechanism, group.settings, group.paths, group.resolver, batch, derivative_metrics)
             for group in groups if any(task.group == group.index for task in tasks)}
 
 
@@ -93,7 +98,8 @@ class LocalExecutor:
             devices = self.devices[: max(1, min(len(self.devices), len(mine)))]
             if on_status:
                 on_status(f"group {group.index + 1}/{len(groups)} {group.label()}: compiling")
-            run, seconds = chunk_runner(group.mechanism, group.settings, group.paths, batch, derivative_metrics, devices)
+            run, seconds = chunk_runner(group.mechanism, group.settings, group.paths, batch, derivative_metrics, devices,
+                                        resolver=group.resolver)
             runs[group.index] = record = GroupRun(batch_size=batch, compile_seconds=seconds, workers=len(devices))
             if on_status:
                 on_status(f"group {group.index + 1}/{len(groups)} {group.label()}")
@@ -121,8 +127,7 @@ def _run_round(run: Callable, round_: Sequence[ChunkTask], devices: int, batch: 
         for device in range(devices):
             values = round_[min(device, len(round_) - 1)].values
             rows = values[batch_start : batch_start + batch]
-            rows = rows if len(rows) else values[-1:]
-            stacked.append(np.concatenate([rows, np.repeat(rows[-1:], batch - len(rows), axis=0)]))
+            stacked.append(pad_rows(rows if len(rows) else values[-1:], batch))
     columns = run(np.concatenate(stacked).reshape(-1, width))
     slots = columns.pop(STEP_SLOTS)
     if on_points:
@@ -215,8 +220,9 @@ def _run_in_worker(group: int, payload: tuple, values: np.ndarray) -> tuple[dict
 
 
 class RayExecutor:
-    """Chunks as tasks of Ray actors: one actor per worker CPU (or ``workers``), each holding
-    the compiled function of every group it has run, so each worker compiles a group once.
+    """Chunks on Ray actors, one per worker CPU (or ``workers``), handed out by a
+    ``ray.util.ActorPool``: each actor keeps the compiled function of every group it has run,
+    so it compiles a group once, and takes the next chunk as soon as it returns one.
 
     ``address``: ``None`` starts a local Ray instance; ``"auto"`` joins the cluster this
     machine is part of (``ray start`` was run), or ``ray://host:10001``.
@@ -227,10 +233,9 @@ class RayExecutor:
     def __init__(self, address: str | None = None, workers: int | None = None, init_kwargs: dict | None = None):
         try:
             import ray
+            from ray.util import ActorPool
         except ImportError:
-            from pipelines.errors import ConfigError
-
-            raise ConfigError("--executor", "ray", 'Ray is not installed; pip install "clearance[distributed]"') from None
+            raise ExecutorUnavailable('Ray is not installed; pip install "clearance[distributed]"') from None
         self.ray = ray
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
@@ -239,33 +244,28 @@ class RayExecutor:
         cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
         worker_class = ray.remote(num_cpus=1)(SweepWorker)
         self.actors = [worker_class.remote(cache) for _ in range(self.workers)]
+        self.pool = ActorPool(self.actors)
 
     def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
             derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
             on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
-        ray = self.ray
         batch = _batch(batch_size, chunk_size)
-        payloads = {index: ray.put(payload) for index, payload in _payloads(groups, tasks, batch, derivative_metrics).items()}
+        payloads = {index: self.ray.put(payload)
+                    for index, payload in _payloads(groups, tasks, batch, derivative_metrics).items()}
         runs = {index: GroupRun(batch_size=batch, workers=self.workers) for index in payloads}
-        started = {index: None for index in payloads}
-        pending = list(tasks)
-        running: dict = {}
-        idle = list(self.actors)
         if on_status:
             on_status(f"ray: {self.workers} workers")
-        while pending or running:
-            while pending and idle:
-                task = pending.pop(0)
-                actor = idle.pop()
-                if started[task.group] is None:
-                    started[task.group] = time.perf_counter()
-                running[actor.run.remote(task.group, payloads[task.group], task.values)] = (task, actor)
-            done, _ = ray.wait(list(running), num_returns=1)
-            for reference in done:
-                task, actor = running.pop(reference)
-                idle.append(actor)
-                columns, info = ray.get(reference)
-                _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)
+        started: dict[int, float] = {}  # group -> when its first chunk was handed out
+
+        def submit(actor, numbered: tuple[int, ChunkTask]):
+            number, task = numbered
+            started.setdefault(task.group, time.perf_counter())
+            return actor.run_numbered.remote(number, task.group, payloads[task.group], task.values)
+
+        # Each result carries its task's number: the pool returns them as they finish.
+        for number, columns, info in self.pool.map_unordered(submit, list(enumerate(tasks))):
+            task = tasks[number]
+            _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)
         return runs
 
     def close(self) -> None:
@@ -288,8 +288,13 @@ class SweepWorker:
     def run(self, group: int, payload: tuple, values: np.ndarray) -> tuple[dict, dict]:
         compile_seconds = 0.0
         if group not in self.runners:
-            mechanism, settings, paths, batch, derivative_metrics = payload
-            self.runners[group], compile_seconds = chunk_runner(mechanism, settings, paths, batch, derivative_metrics)
+            mechanism, settings, paths, resolver, batch, derivative_metrics = payload
+            self.runners[group], compile_seconds = chunk_runner(mechanism, settings, paths, batch, derivative_metrics,
+                                                                resolver=resolver)
         start = time.perf_counter()
         columns = self.runners[group](values)
         return columns, {"seconds": time.perf_counter() - start, "worker": self.name, "compile_seconds": compile_seconds}
+
+    def run_numbered(self, number: int, group: int, payload: tuple, values: np.ndarray) -> tuple[int, dict, dict]:
+        """:meth:`run`, its result tagged with the caller's task ``number``."""
+        return (number, *self.run(group, payload, values))

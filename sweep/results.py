@@ -1,25 +1,21 @@
-"""``results.parquet``: one row per parameter point.
+"""The results table of a sweep: one row per parameter point.
 
 Columns: ``point`` (index in the design's order), one column per swept path (SI floats; the
 name of the choice for discrete parameters such as ``joints.pin.contact.model``), the
-summary metrics of ``summary.json``, ``status`` (``"ok"`` or why the point failed),
-``steps``, ``rejected_steps``, ``group`` / ``solver`` (which compiled group ran it), and
-with derivatives ``d(<metric>)/d(<path>)`` per chosen metric and swept continuous path.
+summary metrics, ``status`` (``"ok"`` or why the point failed), ``steps``,
+``rejected_steps``, ``group`` / ``solver`` (which compiled group ran it), and with
+derivatives ``d(<metric>)/d(<path>)`` per chosen metric and swept continuous path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from model.integrate.trajectory import result_message
-from pipelines.commands.check import BODY_METRICS, JOINT_METRICS
-from pipelines.config import MechanismConfig
-from pipelines.units import si_unit
 
-from .design import SweepDesign
 from .plan import Group
 from .run import NOT_RUN
 
@@ -27,17 +23,6 @@ from .run import NOT_RUN
 # (first_impact_time/velocity are NaN by design when a joint never touches.)
 ALWAYS_FINITE = ("max_normal_force", "max_penetration", "num_impacts", "contact_fraction", "max_abs_ax", "max_abs_ay")
 OK = "ok"
-
-
-def metric_units(base: MechanismConfig) -> dict[str, str]:
-    """Every summary metric of the mechanism, in ``summary_metrics`` order, with its SI unit."""
-    units = {
-        f"{joint.name}.{metric}": si_unit(dimension)
-        for joint in base.clearance_joints
-        for metric, dimension in JOINT_METRICS.items()
-    }
-    units.update({f"{body.name}.{metric}": si_unit(dimension) for body in base.bodies for metric, dimension in BODY_METRICS.items()})
-    return units
 
 
 def point_status(problem: str | None, result: int, metrics: dict[str, float]) -> str:
@@ -52,14 +37,19 @@ def point_status(problem: str | None, result: int, metrics: dict[str, float]) ->
     return f"non-finite {', '.join(broken)}" if broken else OK
 
 
+def derivative_columns(metrics: Sequence[str], continuous: Sequence[str]) -> list[str]:
+    """``d(<metric>)/d(<path>)`` for every chosen metric and swept continuous path."""
+    return [f"d({metric})/d({path})" for metric in metrics for path in continuous]
+
+
 def results_frame(
-    design: SweepDesign, groups: Sequence[Group], rows: pd.DataFrame, metric_names: Sequence[str],
-    derivative_columns: Sequence[str] = (),
+    parameters: Mapping[str, Sequence], groups: Sequence[Group], rows: pd.DataFrame, metric_names: Sequence[str],
+    derivative_names: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """The rows of ``results.parquet``, ordered by point index, from the stored chunk ``rows``
-    (one per point that ran: ``point``, metrics, ``d(...)/d(...)``, ``steps``, ``rejected_steps``,
-    ``result``); refused points get their reason, NaN metrics and ``steps = -1``."""
-    points = design.points()
+    """The results, ordered by point index: ``parameters[path][point]`` are the swept values
+    (SI floats or choice names), ``rows`` the stored chunk rows (one per point that ran:
+    ``point``, metrics, ``d(...)/d(...)``, ``steps``, ``rejected_steps``, ``result``); refused
+    points get their reason, NaN metrics and ``steps = -1``."""
     ran = rows.set_index("point") if len(rows) else None
     records = []
     for group in groups:
@@ -68,7 +58,7 @@ def results_frame(
             value = (lambda name: float(stored[name]) if stored is not None and name in stored.index else np.nan)
             metrics = {name: value(name) for name in metric_names}
             row = {"point": int(index)}
-            row.update({path: level.si for path, level in zip(design.paths, points[index])})
+            row.update({path: values[index] for path, values in parameters.items()})
             row.update(metrics)
             result = int(stored["result"]) if stored is not None else NOT_RUN
             row["status"] = point_status(group.problems[n], result, metrics)
@@ -76,10 +66,10 @@ def results_frame(
             row["rejected_steps"] = int(stored["rejected_steps"]) if stored is not None else NOT_RUN
             row["group"] = group.index
             row["solver"] = group.settings.solver if group.settings is not None else ""
-            row.update({name: value(name) for name in derivative_columns})
+            row.update({name: value(name) for name in derivative_names})
             records.append(row)
     frame = pd.DataFrame(records).sort_values("point", kind="stable").reset_index(drop=True)
-    for path in design.paths:
+    for path in parameters:
         if all(isinstance(value, float) for value in frame[path]):
             frame[path] = frame[path].astype(np.float64)
         else:

@@ -45,9 +45,9 @@ import numpy as np
 import model
 from model.mechanics.mechanism import Mechanism
 from model.integrate.settings import SolverSettings
-from pipelines.build import ParameterMap
 
 from . import executables
+from .plan import ParameterResolver
 
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
 NOT_RUN = -1  # result code of a point that was refused before it ran
@@ -174,10 +174,12 @@ def simulate_point(
     values: jnp.ndarray,
     settings: SolverSettings,
     paths: tuple[str, ...],
+    resolver: ParameterResolver,
     derivative_metrics: tuple[str, ...] = (),
 ) -> PointOutcome:
-    """Simulate ``mechanism`` with the SI ``values`` of ``paths`` written in; pure JAX."""
-    parameters = ParameterMap(mechanism, paths)
+    """Simulate ``mechanism`` with the SI ``values`` of ``paths`` written in by
+    ``resolver(mechanism, paths)``; pure JAX."""
+    parameters = resolver(mechanism, paths)
 
     def solve(values):
         point = parameters.apply(mechanism, values)
@@ -191,11 +193,12 @@ def simulate_point(
 
 
 def simulate_points(
-    mechanism: Mechanism, values: jnp.ndarray, settings: SolverSettings, paths: tuple[str, ...], lanes: int,
+    mechanism: Mechanism, values: jnp.ndarray, settings: SolverSettings, paths: tuple[str, ...],
+    resolver: ParameterResolver, lanes: int,
 ) -> tuple[PointOutcome, jnp.ndarray]:
     """Simulate ``values[points, paths]`` with refilling lanes (:func:`model.solve_ensemble`);
     returns the batched outcome and the call's step slots. Pure JAX."""
-    parameters = ParameterMap(mechanism, paths)
+    parameters = resolver(mechanism, paths)
     mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, values)
     solution = model.solve_ensemble(mechanisms, settings, lanes)
     outcomes = solution.map_points(_outcome, mechanisms)
@@ -208,9 +211,9 @@ def _outcome(point: Mechanism, trajectory: model.Trajectory) -> PointOutcome:
                         trajectory.rejected_steps, trajectory.result)
 
 
-def _lockstep_points(mechanism, values, settings, paths, derivative_metrics) -> tuple[PointOutcome, jnp.ndarray]:
+def _lockstep_points(mechanism, values, settings, paths, resolver, derivative_metrics) -> tuple[PointOutcome, jnp.ndarray]:
     """``vmap(simulate_point)`` and its step slots (batch x the slowest member's steps)."""
-    outcomes = jax.vmap(functools.partial(simulate_point, settings=settings, paths=paths,
+    outcomes = jax.vmap(functools.partial(simulate_point, settings=settings, paths=paths, resolver=resolver,
                                           derivative_metrics=derivative_metrics), in_axes=(None, 0))(mechanism, values)
     return outcomes, (values.shape[0] * jnp.max(outcomes.steps)).astype(jnp.float64)
 
@@ -227,10 +230,13 @@ def compiled_batch(
     derivative_metrics: tuple[str, ...] = (),
     devices: Sequence[jax.Device] | None = None,
     lanes: int | None = None,
+    *,
+    resolver: ParameterResolver,
 ) -> tuple[Callable, float]:
     """``f(mechanism, values[len(devices) * batch_size, len(paths)]) -> (PointOutcome,
     step slots[len(devices)])`` compiled ahead of time, and the seconds its compilation took
     (0 when it was compiled before in this process; small when JAX's persistent cache had it).
+    ``resolver(mechanism, paths)`` writes the values into the mechanism.
     Refilling lanes (``lanes`` per device, default :func:`default_lanes` for the devices'
     platform) unless derivatives are requested.
 
@@ -244,6 +250,7 @@ def compiled_batch(
         tuple((leaf.shape, str(leaf.dtype)) for leaf in leaves),
         settings,
         paths,
+        resolver,
         batch_size,
         tuple(derivative_metrics),
         tuple(str(device) for device in devices),
@@ -256,13 +263,13 @@ def compiled_batch(
         lanes = None
 
         def batched(mechanism, values):
-            outcomes, slots = _lockstep_points(mechanism, values, settings, paths, derivative_metrics)
+            outcomes, slots = _lockstep_points(mechanism, values, settings, paths, resolver, derivative_metrics)
             return outcomes, slots[None]
     else:
         lanes = lanes or default_lanes(batch_size, devices[0].platform)
 
         def batched(mechanism, values):
-            outcomes, slots = simulate_points(mechanism, values, settings, paths, lanes)
+            outcomes, slots = simulate_points(mechanism, values, settings, paths, resolver, lanes)
             return outcomes, slots[None]
     if len(devices) > 1:
         from jax.sharding import Mesh, PartitionSpec
@@ -277,7 +284,7 @@ def compiled_batch(
     # Under EQX_ON_ERROR=nan (set by `clearance sweep`) diffrax's runtime checks return NaN
     # instead of raising through a host callback, which JAX never caches: a failed check
     # still shows, as a non-finite point, and the executable persists across runs.
-    disk_key = _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes)
+    disk_key = _executable_key(mechanism, settings, paths, resolver, batch_size, derivative_metrics, devices, lanes)
     if disk_key:
         compiled = executables.compile_cached(disk_key, batched, (mechanism, values), devices[0])
     else:
@@ -287,7 +294,7 @@ def compiled_batch(
     return compiled, seconds
 
 
-def _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes) -> str | None:
+def _executable_key(mechanism, settings, paths, resolver, batch_size, derivative_metrics, devices, lanes) -> str | None:
     """Key of the chunk function in the executable cache (:mod:`sweep.executables`); None
     (not cached: compiled directly) for several devices or while the cache is off."""
     if len(devices) != 1 or executables.cache_folder() is None:
@@ -295,9 +302,22 @@ def _executable_key(mechanism, settings, paths, batch_size, derivative_metrics, 
     settings_fields = tuple((field.name, getattr(settings, field.name)) for field in dataclasses.fields(settings))
     leaves = tuple((np.shape(leaf), str(np.asarray(leaf).dtype)) for leaf in jax.tree_util.tree_leaves(mechanism))
     return executables.executable_key(
-        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), batch_size,
+        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), _qualified_name(resolver),
+        executables.module_digest(resolver), batch_size,
         tuple(derivative_metrics), lanes, devices[0].platform, devices[0].device_kind,
     )
+
+
+def _qualified_name(resolver: ParameterResolver) -> str:
+    """``module.name`` of a resolver, for the executable cache's key."""
+    return f"{getattr(resolver, '__module__', '')}.{getattr(resolver, '__qualname__', repr(resolver))}"
+
+
+def pad_rows(rows: np.ndarray, size: int) -> np.ndarray:
+    """``rows`` filled up to ``size`` rows with copies of its last row: a compiled call has a
+    fixed batch shape, and a copy of a real point cannot fail where the point does not."""
+    rows = np.asarray(rows)
+    return np.concatenate([rows, np.repeat(rows[-1:], size - len(rows), axis=0)]) if len(rows) < size else rows
 
 
 def memory_chunk_size(mechanism: Mechanism, settings: SolverSettings, device: jax.Device | None = None) -> int:
@@ -331,8 +351,7 @@ def run_batches(
     slots = np.zeros(devices)
     for first in range(0, count, width):
         chosen = values[first : first + width]
-        padded = np.concatenate([chosen, np.repeat(chosen[-1:], width - len(chosen), axis=0)])
-        outcome, call_slots = jax.device_get(compiled(mechanism, jnp.asarray(padded)))
+        outcome, call_slots = jax.device_get(compiled(mechanism, jnp.asarray(pad_rows(chosen, width))))
         slots += np.asarray(call_slots, dtype=np.float64)
         flat = {name: column for name, column in outcome.metrics.items()}
         for name, jacobian in outcome.derivatives.items():
@@ -349,10 +368,12 @@ def run_batches(
 def chunk_runner(
     mechanism: Mechanism, settings: SolverSettings, paths: tuple[str, ...], batch_size: int,
     derivative_metrics: tuple[str, ...] = (), devices: Sequence[jax.Device] | None = None, lanes: int | None = None,
+    *, resolver: ParameterResolver,
 ) -> tuple[Callable[..., dict[str, np.ndarray]], float]:
     """``run(values, on_batch=None) -> columns`` for one group, and its compile seconds."""
     devices = tuple(devices) if devices else (jax.devices()[0],)
-    compiled, seconds = compiled_batch(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes)
+    compiled, seconds = compiled_batch(mechanism, settings, paths, batch_size, derivative_metrics, devices, lanes,
+                                       resolver=resolver)
 
     def run(values: np.ndarray, on_batch: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
         return run_batches(compiled, mechanism, np.asarray(values, dtype=np.float64).reshape(-1, len(paths)),

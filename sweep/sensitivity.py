@@ -1,7 +1,6 @@
 """Variance-based global sensitivity: Sobol' indices of every metric with SALib.
 
-With ``design = "sobol"`` and ``sensitivity = true`` the sampled (``range``) parameters follow
-SALib's Saltelli design (``sweep.design.saltelli_unit_samples``): ``samples * (D + 2)`` rows
+The sampled parameters follow SALib's Saltelli design (``sweep.design.saltelli_unit_samples``): ``samples * (D + 2)`` rows
 per combination of the crossed (``values``) parameters, in the order that
 ``SALib.analyze.sobol.analyze`` reads (Saltelli et al., Comput. Phys. Commun. 181, 2010;
 Jansen's total-effect estimator). Indices are computed per combination of the crossed
@@ -18,19 +17,20 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .design import SweepDesign
 from .results import OK
 
 COLUMNS = ("metric", "parameter", "S1", "S1_conf", "ST", "ST_conf")
 
 
-def sobol_indices(frame: pd.DataFrame, design: SweepDesign, metrics: Sequence[str], seed: int | None = None) -> pd.DataFrame:
+def sobol_indices(frame: pd.DataFrame, sampled: Sequence[str], crossed: Sequence[str], metrics: Sequence[str],
+                  seed: int) -> pd.DataFrame:
     """One row per (crossed combination, metric, sampled parameter): S1, ST and their 95 %
-    bootstrap confidence half-widths; the crossed parameters' values are columns too."""
+    bootstrap confidence half-widths (``seed``: the bootstrap's); the crossed parameters'
+    values are columns too. ``frame`` holds the Saltelli rows of every crossed combination
+    (columns ``point``, ``status``, the parameters and the metrics)."""
     from SALib.analyze import sobol as salib_sobol
 
-    sampled = [p.path for p in design.sampled_parameters]
-    crossed = [p.path for p in design.parameters if not p.sampled]
+    sampled, crossed = list(sampled), list(crossed)
     problem = {"num_vars": len(sampled), "names": sampled, "bounds": [[0.0, 1.0]] * len(sampled)}
     rows = []
     ordered = frame.sort_values("point", kind="stable")
@@ -45,7 +45,7 @@ def sobol_indices(frame: pd.DataFrame, design: SweepDesign, metrics: Sequence[st
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     result = salib_sobol.analyze(problem, values, calc_second_order=False, print_to_console=False,
-                                                 seed=design.seed if seed is None else seed)
+                                                 seed=seed)
             for k, path in enumerate(sampled):
                 row = {**where, "metric": metric, "parameter": path}
                 row.update({name: float(result[name][k]) if usable else np.nan for name in COLUMNS[2:]})

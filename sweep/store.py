@@ -1,7 +1,7 @@
 """The chunk store of a sweep: ``<out>/chunks/`` with one parquet file per finished chunk and a
 ``manifest.json`` that lists them.
 
-Every write is atomic (:mod:`pipelines.io`): the chunk's parquet file first, then the manifest
+Every write is atomic (:mod:`sweep.files`): the chunk's parquet file first, then the manifest
 that names it, so a sweep killed at any instant leaves either a chunk listed and complete or
 not listed at all (an unlisted stray file is ignored and overwritten). ``--resume`` reads the
 manifest, runs only the points of no listed chunk, and refuses a store whose fingerprint (a
@@ -25,13 +25,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipelines.errors import ConfigError
-from pipelines.io import jsonable, write_json, write_parquet
+from .files import jsonable, write_json, write_parquet
 
 MANIFEST = "manifest.json"
 STORE_FORMAT = 1
 PACKAGES = ("jax", "jaxlib", "diffrax", "equinox", "optimistix", "lineax", "numpy", "scipy", "pandas", "pyarrow",
             "pint", "pydantic", "SALib", "ray")
+
+
+class StoreMismatch(ValueError):
+    """``--resume`` on a store that holds the chunks of another sweep."""
+
+
 def fingerprint(resolved: Mapping[str, Any]) -> str:
     """SHA-256 of the resolved sweep as canonical JSON (sorted keys, SI floats by ``repr``)."""
     text = json.dumps(jsonable(dict(resolved)), sort_keys=True, separators=(",", ":"), default=repr)
@@ -70,10 +75,10 @@ class ChunkStore:
 
     ``ChunkStore(folder, fingerprint, resume=False)`` starts afresh (removing an earlier
     store there); with ``resume=True`` it keeps the finished chunks of a store with the same
-    fingerprint and refuses (:class:`ConfigError` naming ``source``) one of another sweep.
+    fingerprint and refuses (:class:`StoreMismatch`) one of another sweep.
     """
 
-    def __init__(self, folder: str | os.PathLike, fingerprint: str, resume: bool = False, source: str = "--resume",
+    def __init__(self, folder: str | os.PathLike, fingerprint: str, resume: bool = False,
                  provenance: Mapping[str, Any] | None = None):
         self.folder = Path(folder)
         self.fingerprint = fingerprint
@@ -81,8 +86,7 @@ class ChunkStore:
         manifest = self._read_manifest()
         if resume and manifest is not None:
             if manifest.get("fingerprint") != fingerprint:
-                raise ConfigError(
-                    source, "--resume",
+                raise StoreMismatch(
                     f"{self.folder} holds chunks of a different sweep (fingerprint {str(manifest.get('fingerprint'))[:12]}, "
                     f"this sweep {fingerprint[:12]}); run without --resume to start afresh, or choose another --out",
                 )

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from sweep.run import enable_compilation_cache, prefer_single_threaded_cpu
 
     prefer_single_threaded_cpu()  # before the first JAX computation of this process
-    from sweep.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_sweep
+    from ..sweeping.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_sweep
 
     design, base = load_sweep(args.config, args.overrides, args.derivatives)
     check_plot_metrics(args.plot_metrics, metric_units(base))

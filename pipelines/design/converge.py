@@ -21,10 +21,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 from tqdm import tqdm
 
 import model
@@ -50,18 +53,44 @@ class ConvergenceOptions:
     joints: tuple[str, ...] = ()  # clearance joints to scale together; () = all
 
     def validate(self) -> "ConvergenceOptions":
-        """Refuse impossible settings, naming the command-line flag."""
-        def refuse(name: str, message: str):
-            raise ConfigError(f"--{name.replace('_', '-')}", "", message)
+        """Refuse impossible settings (:class:`ConvergenceFlags`), naming the command-line flag."""
+        values = {name: getattr(self, name) for name in ConvergenceFlags.model_fields}
+        try:
+            ConvergenceFlags.model_validate(values)
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            name = str(first["loc"][0]) if first["loc"] else "start_factor"
+            message = str(first["ctx"]["error"]) if "error" in (first.get("ctx") or {}) else first["msg"]
+            raise ConfigError(f"--{name.replace('_', '-')}", "", message) from None
+        return self
 
-        if not 0 < self.start_factor <= self.max_factor:
-            refuse("start_factor", f"must be > 0 and <= max_factor ({self.max_factor:g}), got {self.start_factor:g}")
-        if not self.ratio > 1:
-            refuse("ratio", f"must be > 1, got {self.ratio:g}")
-        if not 0 < self.tolerance < 1:
-            refuse("tolerance", f"must be in (0, 1), got {self.tolerance:g}")
-        if not self.penetration_limit > 0:
-            refuse("penetration_limit", f"must be > 0, got {self.penetration_limit:g}")
+
+def _bounded(test, describe: str):
+    """A float flag that must pass ``test``: refused as ``must be <describe>, got <value>``."""
+
+    def check(value: float) -> float:
+        if not test(value):
+            raise PydanticCustomError("message", f"must be {describe}, got {value:g}")
+        return value
+
+    return Annotated[float, BeforeValidator(check)]
+
+
+class ConvergenceFlags(BaseModel):
+    """The schema of the study's settings (given as command-line flags)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start_factor: _bounded(lambda v: v > 0, "> 0")
+    ratio: _bounded(lambda v: v > 1, "> 1")
+    max_factor: float
+    tolerance: _bounded(lambda v: 0 < v < 1, "in (0, 1)")
+    penetration_limit: _bounded(lambda v: v > 0, "> 0")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "ConvergenceFlags":
+        if not self.start_factor <= self.max_factor:
+            raise ValueError(f"must be > 0 and <= max_factor ({self.max_factor:g}), got {self.start_factor:g}")
         return self
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,14 +49,9 @@ from ..build import build_mechanism, parameter_leaf, solver_settings
 from ..config import MechanismConfig, load_pipeline_mechanism, si_value_in_base
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si
-from .cost import COST_MODELS, LinearCost, ToleranceCost
+from .cost import LinearCost, ToleranceCost
 from .performance import metric_dimensions
-
-TOP_LEVEL_KEYS = ("base", "name", "description", "design", "constraints", "uncertain", "simulation", "optimizer", "cost")
-DESIGN_KEYS = ("path", "bounds", "initial", "scale", "cost_weight")
-CONSTRAINT_KEYS = ("metric", "max", "min")
-UNCERTAIN_KEYS = ("path", "range")
-COST_KEYS = ("model", "exponent", "scale", "fixed", "reference_band", "min_clearance")
+from .schema import ConstraintEntry, CostTable, DesignEntry, check_optimizer, parse_optimize
 
 
 @dataclass(frozen=True)
@@ -82,25 +76,8 @@ class DesignSearchOptions:
     ideal_metrics: bool = False  # also simulate the ideal mechanism when no constraint needs it
 
     def validate(self, file: str) -> "DesignSearchOptions":
-        counts = ("samples", "iterations", "inner_steps", "verification_samples", "verification_points",
-                  "pareto_points", "backoff_steps", "seed")
-        for name in counts:
-            value = getattr(self, name)
-            minimum = 0 if name in ("pareto_points", "backoff_steps", "seed") else 1
-            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise ConfigError(file, f"optimizer.{name}", f"must be an integer >= {minimum}, got {value!r}")
-        for name in ("learning_rate", "penalty", "time_smoothing", "sample_smoothing", "verification_step"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ConfigError(file, f"optimizer.{name}", f"must be a number > 0, got {value!r}")
-        if not self.verification_step < 1.0:
-            raise ConfigError(file, "optimizer.verification_step", f"must be < 1, got {self.verification_step!r}")
-        if not 0.0 <= self.momentum < 1.0:
-            raise ConfigError(file, "optimizer.momentum", f"must be in [0, 1), got {self.momentum!r}")
-        if self.batching not in ("vmap", "map"):
-            raise ConfigError(file, "optimizer.batching", f'must be "vmap" or "map", got {self.batching!r}')
-        if not isinstance(self.ideal_metrics, bool):
-            raise ConfigError(file, "optimizer.ideal_metrics", f"must be true or false, got {self.ideal_metrics!r}")
+        """Check the options against the ``[optimizer]`` schema (errors name ``optimizer.<key>``)."""
+        check_optimizer(dataclasses.asdict(self), file)
         return self
 
 
@@ -206,19 +183,6 @@ class DesignProblem:
 # ---------------------------------------------------------------------------------------------
 
 
-def _entries(raw: Mapping[str, Any], key: str, allowed: tuple[str, ...], file: str, required: bool) -> list[dict]:
-    entries = raw.get(key, [])
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise ConfigError(file, key, f"expected an array of tables [[{key}]]")
-    if required and not entries:
-        raise ConfigError(file, key, f"at least one [[{key}]] entry is required")
-    for index, entry in enumerate(entries):
-        for name in entry:
-            if name not in allowed:
-                raise ConfigError(file, f"{key}.{index}.{name}", f"unknown key; allowed keys: {', '.join(allowed)}")
-    return entries
-
-
 def _interval(config, path, values, file, key) -> tuple[float, float]:
     if not isinstance(values, list) or len(values) != 2:
         raise ConfigError(file, key, f"expected [lower, upper], got {values!r}")
@@ -238,91 +202,46 @@ def _check_path(mechanism, path: Any, file: str, key: str) -> str:
     return path
 
 
-def _design_variable(config, mechanism, entry, index, file) -> DesignVariable:
+def _design_variable(config, mechanism, entry: DesignEntry, index, file) -> DesignVariable:
     key = f"design.{index}"
-    path = _check_path(mechanism, entry.get("path"), file, f"{key}.path")
-    if "bounds" not in entry:
-        raise ConfigError(file, f"{key}.bounds", "required key is missing")
-    lower, upper = _interval(config, path, entry["bounds"], file, f"{key}.bounds")
-    if "initial" in entry:
-        initial = si_value_in_base(config, path, entry["initial"], file, f"{key}.initial", require_number=True)
+    path = _check_path(mechanism, entry.path, file, f"{key}.path")
+    lower, upper = _interval(config, path, entry.bounds, file, f"{key}.bounds")
+    if entry.initial is not None:
+        initial = si_value_in_base(config, path, entry.initial, file, f"{key}.initial", require_number=True)
         if not lower <= initial <= upper:
             raise ConfigError(file, f"{key}.initial", f"must lie within the bounds [{lower:g}, {upper:g}] (SI)")
     else:
         initial = min(max(float(config.si_value(path)), lower), upper)
-    scale = entry.get("scale", "log" if lower > 0 and upper / lower >= 10 else "linear")
-    if scale not in ("log", "linear"):
-        raise ConfigError(file, f"{key}.scale", f'expected "log" or "linear", got {scale!r}')
+    scale = entry.scale or ("log" if lower > 0 and upper / lower >= 10 else "linear")
     if scale == "log" and not lower > 0:
         raise ConfigError(file, f"{key}.scale", "a log scale needs a positive lower bound")
-    weight = entry.get("cost_weight")
-    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float))):
-        raise ConfigError(file, f"{key}.cost_weight", f"expected a number, got {weight!r}")
+    weight = entry.cost_weight
     variable = DesignVariable(path, lower, upper, initial, scale == "log", None if weight is None else float(weight))
     if variable.is_clearance and weight is not None:
         raise ConfigError(file, f"{key}.cost_weight", "a clearance is priced by the [cost] tolerance model")
     return variable
 
 
-def _constraints(mechanism, entries, file) -> list[Constraint]:
+def _constraints(mechanism, entries: list[ConstraintEntry], file) -> list[Constraint]:
     dimensions = metric_dimensions(mechanism)
     constraints = []
     for index, entry in enumerate(entries):
-        metric = entry.get("metric")
+        metric = entry.metric
         if metric not in dimensions:
             raise ConfigError(file, f"constraints.{index}.metric", f"unknown metric {metric!r}; metrics: {', '.join(dimensions)}")
-        bounds = [bound for bound in ("max", "min") if bound in entry]
-        if not bounds:
-            raise ConfigError(file, f"constraints.{index}", "needs max = ... and/or min = ...")
-        for bound in bounds:
+        for bound in ("max", "min"):
+            if getattr(entry, bound) is None:
+                continue
             try:
-                limit = quantity_to_si(entry[bound], dimensions[metric])
+                limit = quantity_to_si(getattr(entry, bound), dimensions[metric])
             except UnitError as error:
                 raise ConfigError(file, f"constraints.{index}.{bound}", str(error)) from None
             constraints.append(Constraint(metric, bound, limit, dimensions[metric]))
     return constraints
 
 
-def _options(raw: Any, file: str) -> DesignSearchOptions:
-    if raw is None:
-        return DesignSearchOptions()
-    if not isinstance(raw, dict):
-        raise ConfigError(file, "optimizer", "expected a table")
-    allowed = [f.name for f in dataclasses.fields(DesignSearchOptions)]
-    for name in raw:
-        if name not in allowed:
-            raise ConfigError(file, f"optimizer.{name}", f"unknown key; allowed keys: {', '.join(allowed)}")
-    return DesignSearchOptions(**raw).validate(file)
-
-
-def _costs(raw: Any, design: list[DesignVariable], config: MechanismConfig, file: str):
-    raw = {} if raw is None else raw
-    if not isinstance(raw, dict):
-        raise ConfigError(file, "cost", "expected a table")
-    for name in raw:
-        if name not in COST_KEYS:
-            raise ConfigError(file, f"cost.{name}", f"unknown key; allowed keys: {', '.join(COST_KEYS)}")
-    model = raw.get("model", "reciprocal_power")
-    if model not in COST_MODELS:
-        raise ConfigError(file, "cost.model", f"unknown cost model {model!r}; expected one of {COST_MODELS}")
-    numbers = {}
-    for name, default in (("exponent", 1.0), ("scale", 1.0), ("fixed", 0.0)):
-        value = raw.get(name, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (name != "fixed" and not value > 0):
-            raise ConfigError(file, f"cost.{name}", f"expected a number{' > 0' if name != 'fixed' else ''}, got {value!r}")
-        numbers[name] = float(value)
-    lengths = {}
-    for name in ("min_clearance", "reference_band"):
-        if name in raw:
-            try:
-                lengths[name] = quantity_to_si(raw[name], "length")
-            except UnitError as error:
-                raise ConfigError(file, f"cost.{name}", str(error)) from None
-    min_clearance = lengths.get("min_clearance", 0.0)
-    if min_clearance < 0:
-        raise ConfigError(file, "cost.min_clearance", f"must be >= 0, got {min_clearance:g} m")
-    if "reference_band" in lengths and not lengths["reference_band"] > 0:
-        raise ConfigError(file, "cost.reference_band", "must be > 0")
+def _costs(table: CostTable, design: list[DesignVariable], file: str):
+    min_clearance = table.min_clearance
     costs, min_clearances = {}, {}
     for index, variable in enumerate(design):
         if variable.is_clearance:
@@ -331,9 +250,9 @@ def _costs(raw: Any, design: list[DesignVariable], config: MechanismConfig, file
                     file, f"design.{index}.bounds",
                     f"the lower bound {variable.lower:g} m must exceed cost.min_clearance = {min_clearance:g} m",
                 )
-            reference = lengths.get("reference_band", variable.upper - min_clearance)
-            costs[variable.path] = ToleranceCost(reference, model, min_clearance, numbers["scale"],
-                                                 numbers["exponent"], numbers["fixed"])
+            reference = table.reference_band if table.reference_band is not None else variable.upper - min_clearance
+            costs[variable.path] = ToleranceCost(reference, table.model, min_clearance, table.scale, table.exponent,
+                                                 table.fixed)
             min_clearances[variable.joint] = min_clearance
         elif variable.cost_weight is not None:
             costs[variable.path] = LinearCost(variable.cost_weight, variable.lower, variable.upper)
@@ -346,27 +265,20 @@ def load_design_problem(path: str | Path, overrides: tuple[str, ...] | list[str]
     """Read and validate a tolerance-design config; every error is one :class:`ConfigError`."""
     file = str(path)
     raw, config = load_pipeline_mechanism(path, overrides)
-    for name in raw:
-        if name not in TOP_LEVEL_KEYS:
-            raise ConfigError(file, name, f"unknown key; allowed keys: {', '.join(TOP_LEVEL_KEYS)}")
+    schema = parse_optimize(raw, file)
     mechanism = build_mechanism(config)
     if not mechanism.clearance_names:
         raise ConfigError(file, "base", f"{config.source} has no revolute_clearance joint to design")
-    design = [
-        _design_variable(config, mechanism, entry, index, file)
-        for index, entry in enumerate(_entries(raw, "design", DESIGN_KEYS, file, required=True))
-    ]
-    constraints = _constraints(mechanism, _entries(raw, "constraints", CONSTRAINT_KEYS, file, required=True), file)
+    design = [_design_variable(config, mechanism, entry, index, file) for index, entry in enumerate(schema.design)]
+    constraints = _constraints(mechanism, schema.constraints, file)
     uncertain = []
-    for index, entry in enumerate(_entries(raw, "uncertain", UNCERTAIN_KEYS, file, required=False)):
-        parameter = _check_path(mechanism, entry.get("path"), file, f"uncertain.{index}.path")
-        if "range" not in entry:
-            raise ConfigError(file, f"uncertain.{index}.range", "required key is missing")
-        uncertain.append(UncertainParameter(parameter, *_interval(config, parameter, entry["range"], file, f"uncertain.{index}.range")))
+    for index, entry in enumerate(schema.uncertain):
+        parameter = _check_path(mechanism, entry.path, file, f"uncertain.{index}.path")
+        uncertain.append(UncertainParameter(parameter, *_interval(config, parameter, entry.range, file, f"uncertain.{index}.range")))
     paths = [variable.path for variable in design] + [parameter.path for parameter in uncertain]
     for index, parameter in enumerate(paths):
         if paths.index(parameter) != index:
             raise ConfigError(file, parameter, "appears twice among the design and uncertain parameters")
-    costs, min_clearances = _costs(raw.get("cost"), design, config, file)
-    return DesignProblem(file, config, design, constraints, uncertain, _options(raw.get("optimizer"), file),
-                         costs, min_clearances)
+    costs, min_clearances = _costs(schema.cost, design, file)
+    options = DesignSearchOptions(**schema.optimizer.model_dump())
+    return DesignProblem(file, config, design, constraints, uncertain, options, costs, min_clearances)

@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.stats import qmc
 from tqdm import tqdm
+
+from sweep.design import latin_hypercube as _latin_hypercube
+from sweep.run import pad_rows
 
 from ..build import ParameterMap
 from .optimize import AugmentedLagrangianSettings, Iterate, augmented_lagrangian
@@ -49,12 +51,9 @@ from .problem import DesignProblem
 
 def latin_hypercube(problem: DesignProblem, count: int, seed: int) -> np.ndarray:
     """``count`` draws (rows, SI) of the uncertain parameters, Latin hypercube in their ranges."""
-    if not problem.uncertain:
-        return np.zeros((count, 0))
-    unit = qmc.LatinHypercube(d=len(problem.uncertain), seed=seed).random(count)
     lower = np.array([p.lower for p in problem.uncertain])
     upper = np.array([p.upper for p in problem.uncertain])
-    return lower + unit * (upper - lower)
+    return _latin_hypercube(lower, upper, count, seed)
 
 
 def verification_samples(problem: DesignProblem, count: int, seed: int) -> np.ndarray:
@@ -139,8 +138,7 @@ class DesignEvaluator:
         chunks = []
         for start in range(0, len(samples), self.batch_size):
             chunk = samples[start : start + self.batch_size]
-            padded = np.concatenate([chunk, np.repeat(chunk[-1:], self.batch_size - len(chunk), axis=0)])
-            _, _, aux = self(z, padded)
+            _, _, aux = self(z, pad_rows(chunk, self.batch_size))
             chunks.append({name: value[: len(chunk)] for name, value in aux["metrics"].items()})
         return {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
 

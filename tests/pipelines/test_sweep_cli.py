@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.config import load_pipeline_mechanism
-from sweep.results import metric_units
+from pipelines.sweeping.results import metric_units
 from tests.helpers import CONFIGS
 
 PATHS = ["joints.pin.clearance", "joints.pin.contact.restitution", "joints.pin.contact.model"]

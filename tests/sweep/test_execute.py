@@ -12,7 +12,7 @@ import pytest
 
 from sweep.execute import LocalExecutor, ProcessExecutor, worker_cores
 from sweep.run import enable_compilation_cache
-from sweep.study import cpu_chunk_size, load_sweep, make_executor, run_sweep
+from pipelines.sweeping.study import cpu_chunk_size, load_sweep, make_executor, run_sweep
 from tests.helpers import write_sweep
 
 TINY = ['simulation.t_end="0.3 ms"']

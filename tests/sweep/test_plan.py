@@ -9,9 +9,9 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism
 from pipelines.errors import ConfigError
-from sweep import plan
-from sweep.plan import plan_groups
-from sweep.study import load_sweep
+from pipelines.sweeping import plan
+from pipelines.sweeping.plan import plan_groups
+from pipelines.sweeping.study import load_sweep
 from tests.helpers import CLEARANCE_RANGE, write_sweep
 from tests.helpers import CONFIGS
 

@@ -1,6 +1,6 @@
 import pytest
 
-from sweep.plots import display_unit
+from pipelines.sweeping.plots import display_unit
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sweep.study import load_sweep, run_sweep
+from pipelines.sweeping.study import load_sweep, run_sweep
 from tests.helpers import write_sweep
 
 if importlib.util.find_spec("ray") is None:
@@ -31,7 +31,7 @@ DRIVER = """
 import json, pathlib, sys
 import jax, ray
 from sweep.run import enable_compilation_cache
-from sweep.study import load_sweep, run_sweep
+from pipelines.sweeping.study import load_sweep, run_sweep
 
 config, out = sys.argv[1], pathlib.Path(sys.argv[2])
 enable_compilation_cache(out / "cache")

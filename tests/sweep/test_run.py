@@ -8,7 +8,7 @@ import pytest
 import model
 from pipelines.build import build_mechanism
 from sweep import run
-from sweep.study import load_sweep, run_sweep
+from pipelines.sweeping.study import load_sweep, run_sweep
 from tests.helpers import write_sweep
 
 # Flores slider-crank, 3 ms, e = 0.95: every point needs several hundred steps (tsit5), so
@@ -71,7 +71,7 @@ def test_batched_points_match_independent_simulations(one_by_one):
     simulate = jax.jit(model.simulate, static_argnums=1)
     for index in (2, 4):  # (0.1 mm, 0.4 mm) and (0.5 mm, 10 mm)
         point = design.points()[index]
-        config = base.with_values({level_path: level.raw for level_path, level in zip(design.paths, point)})
+        config = base.with_si_values({level_path: level.si for level_path, level in zip(design.paths, point)})
         mechanism = build_mechanism(config)
         expected = model.summary_metrics(mechanism, simulate(mechanism, group.settings))
         row = one_by_one.frame.loc[index]

@@ -11,8 +11,8 @@ import pytest
 from pipelines.errors import ConfigError
 from sweep import store as store_module
 from sweep.chunks import cost_estimates, costliest_first, lockstep_efficiency, split_chunks
-from sweep.plan import plan_groups
-from sweep.study import load_sweep, run_sweep
+from pipelines.sweeping.plan import plan_groups
+from pipelines.sweeping.study import load_sweep, run_sweep
 from tests.helpers import write_sweep
 
 # 0.5 ms of the Flores slider-crank: the first impact comes at ~0.2 ms, so every point has a

@@ -1,4 +1,5 @@
-"""A whole sweep: load the pipeline config, run every group in stored chunks, write the results.
+"""A whole sweep of a config: load the pipeline config, run every group in stored chunks
+(:mod:`sweep`), write the results, the study's files and its figures.
 
 ``load_sweep`` -> ``run_sweep`` -> ``write_sweep``; the command line
 (``pipelines/commands/sweep.py``) is these three calls.
@@ -18,17 +19,22 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from pipelines.config import MechanismConfig, load_pipeline_mechanism
-from pipelines.errors import ConfigError
-from pipelines.io import save_figure, write_json, write_parquet
+from sweep.chunks import costliest_first, split_chunks
+from sweep.execute import (
+    EXECUTORS, ChunkTask, ExecutorUnavailable, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor,
+)
+from sweep.plan import Group
+from sweep.results import OK
+from sweep.results import derivative_columns as _derivative_columns
+from sweep.run import CPU_CHUNK, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
+from sweep.store import ChunkStore, MemoryStore, StoreMismatch, fingerprint, git_revision, package_versions
 
-from .chunks import costliest_first, split_chunks
+from ..config import MechanismConfig, load_pipeline_mechanism
+from ..errors import ConfigError
+from ..io import atomic_path, save_figure, write_json, write_parquet
 from .design import SweepDesign, parse_design
-from .execute import EXECUTORS, ChunkTask, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor
-from .plan import Group, plan_groups
-from .results import OK, metric_units, results_frame
-from .run import CPU_CHUNK, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
-from .store import ChunkStore, MemoryStore, fingerprint, git_revision, package_versions
+from .plan import plan_groups
+from .results import metric_units, sweep_results
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
 
@@ -120,7 +126,7 @@ class SweepStudy:
 
 def derivative_columns(design: SweepDesign, continuous: Sequence[str]) -> list[str]:
     """``d(<metric>)/d(<path>)`` for every chosen metric and swept continuous path."""
-    return [f"d({metric})/d({path})" for metric in design.derivatives for path in continuous]
+    return _derivative_columns(design.derivatives, continuous)
 
 
 def load_sweep(path: str | Path, overrides: Sequence[str] = (), derivatives: Sequence[str] = ()) -> tuple[SweepDesign, MechanismConfig]:
@@ -172,7 +178,12 @@ def make_executor(executor: str | object, ray_address: str | None = None, ray_wo
         executor, workers = ("processes", min(cores, chunks)) if use_processes else ("local", None)
     if executor == "processes":
         return ProcessExecutor(workers)
-    return LocalExecutor() if executor == "local" else RayExecutor(ray_address, ray_workers)
+    if executor == "local":
+        return LocalExecutor()
+    try:
+        return RayExecutor(ray_address, ray_workers)
+    except ExecutorUnavailable as error:
+        raise ConfigError("--executor", "ray", str(error)) from None
 
 
 def cpu_chunk_size(points: int, workers: int) -> int:
@@ -212,7 +223,10 @@ def run_sweep(
     key = fingerprint(resolved)
     provenance = {"versions": package_versions(), "git_revision": git_revision()}
     if out_dir is not None:
-        store = ChunkStore(Path(out_dir) / "chunks", key, resume, source=design.source, provenance=provenance)
+        try:
+            store = ChunkStore(Path(out_dir) / "chunks", key, resume, provenance=provenance)
+        except StoreMismatch as error:
+            raise ConfigError(design.source, "--resume", str(error)) from None
     else:
         store = MemoryStore(key)
     finished = store.finished_points()
@@ -255,15 +269,16 @@ def run_sweep(
             runner.close()
     units = metric_units(base)
     continuous = groups[0].paths if groups else ()
-    frame = results_frame(design, groups, store.rows(), list(units), derivative_columns(design, continuous))
+    frame = sweep_results(design, groups, store.rows(), list(units), continuous)
     study = SweepStudy(
         design, base, groups, runs, frame, units, time.perf_counter() - start, list(store.chunks), resolved, key,
         getattr(runner, "name", str(executor)), chunk_size, len(finished), provenance,
     )
     if design.sensitivity:
-        from .sensitivity import sobol_indices
+        from sweep.sensitivity import sobol_indices
 
-        study.sobol = sobol_indices(frame, design, list(units))
+        study.sobol = sobol_indices(frame, [p.path for p in design.sampled_parameters],
+                                    [p.path for p in design.parameters if not p.sampled], list(units), design.seed)
     return study
 
 
@@ -294,8 +309,6 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
     write_json(written[2], {"fingerprint": study.fingerprint, **study.provenance, **study.resolved})
     if study.sobol is not None:
         written += [out_dir / "sobol_indices.csv", out_dir / "sobol_indices.json"]
-        from pipelines.io import atomic_path
-
         with atomic_path(written[-2]) as temporary:
             study.sobol.to_csv(temporary, index=False)
         write_json(written[-1], {"indices": study.sobol.to_dict(orient="records")})

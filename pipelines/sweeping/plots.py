@@ -19,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from .design import SweepDesign  # noqa: E402
-from .results import OK  # noqa: E402
+from sweep.results import OK  # noqa: E402
 
 
 def _axis_label(name: str, unit: str) -> str:

@@ -1,0 +1,159 @@
+"""Loading mechanism and pipeline configs: TOML, ``--set``, merging a pipeline's
+``[simulation]`` over its ``base`` mechanism, validation with one-line errors."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ConfigError
+from .mechanism import MechanismConfig
+from .messages import _attributed, _config_error
+from .paths import OVERRIDE_SOURCE, _apply_overrides, parse_override, set_by_path
+
+# Top-level keys of a mechanism; a --set on a pipeline config starting with one of them
+# addresses the base mechanism.
+BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "simulation", "loads")
+
+
+def si_value_in_base(
+    base: "MechanismConfig", path: str, value: Any, file: str, key: str, require_number: bool = False
+) -> Any:
+    """The SI value ``path`` takes in ``base`` when set to ``value`` (integers as floats).
+
+    A value the mechanism refuses is a :class:`ConfigError` naming ``file: key`` (the
+    pipeline's key, not the mechanism's); ``require_number`` also refuses a named choice.
+    """
+    try:
+        converted = base.with_values({path: value}, source=file).si_value(path)
+    except ConfigError as error:
+        where = "" if error.key == path else f"{error.key}: "
+        raise ConfigError(file, key, f"{path} = {value!r} is refused: {where}{error.message}") from None
+    if isinstance(converted, int) and not isinstance(converted, bool):
+        converted = float(converted)
+    if require_number and not isinstance(converted, float):
+        raise ConfigError(file, key, f"{path} is not a number in the base (got {converted!r})")
+    return converted
+
+
+def load_toml(path: str | Path) -> dict:
+    """Read a TOML file; a missing file or a syntax error is a :class:`ConfigError`."""
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(str(path), "", "file not found") from None
+    except OSError as error:
+        raise ConfigError(str(path), "", f"cannot read: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(str(path), "", f"TOML syntax error: {error}") from None
+
+
+
+def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | None = None) -> MechanismConfig:
+    """Validate ``raw``; ``origins`` maps dotted paths that came from elsewhere to (file, note)."""
+    try:
+        config = MechanismConfig.model_validate(raw)
+    except ValidationError as error:
+        raise _attributed(_config_error(error, raw, source), origins or {}) from None
+    config._source = str(source)
+    config._raw = copy.deepcopy(raw)
+    return config
+
+
+# ---------------------------------------------------------------------------------------------
+# Public loaders
+# ---------------------------------------------------------------------------------------------
+
+
+def validate_si(raw: dict, source: str) -> MechanismConfig:
+    """Validate a mechanism dict whose plain numbers are SI values (a validated config's
+    ``model_dump()`` with values written in); errors name ``source``."""
+    try:
+        config = MechanismConfig.model_validate(raw, context={"si": True})
+    except ValidationError as error:
+        raise _config_error(error, raw, source) from None
+    config._source = str(source)
+    config._raw = copy.deepcopy(raw)
+    config._raw_in_si = True
+    return config
+
+
+def mechanism_from_dict(raw: dict, source: str) -> MechanismConfig:
+    """Validate a raw mechanism dict and convert it to SI; errors name ``source``."""
+    return _validate(raw, str(source))
+
+
+def load_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> MechanismConfig:
+    """Load a mechanism TOML file, apply ``--set`` overrides, validate."""
+    raw = load_toml(path)
+    if "base" in raw:
+        raise ConfigError(str(path), "base", "this is a pipeline config (sweep, calibrate, optimize), not a mechanism")
+    raw, override_paths = _apply_overrides(raw, overrides)
+    if raw.get("dimension", 2) == 3:
+        from ..config_spatial import spatial_from_dict  # the spatial format lives in its own module
+
+        return spatial_from_dict(raw, str(path))
+    if raw.get("dimension", 2) != 2:
+        raise ConfigError(str(path), "dimension", f"must be 2 (planar) or 3 (spatial), got {raw['dimension']!r}")
+    raw.pop("dimension", None)
+    origins = {override: (str(path), " (value from --set)") for override in override_paths}
+    return _validate(raw, str(path), origins)
+
+
+def base_path(pipeline_path: str | Path, pipeline_raw: Mapping[str, Any]) -> Path:
+    """The mechanism file a pipeline config names with ``base``, relative to its folder."""
+    base = pipeline_raw.get("base")
+    if not isinstance(base, str) or not base:
+        example = 'base = "flores_slider_crank.toml"'
+        raise ConfigError(str(pipeline_path), "base", f"expected the mechanism file name, e.g. {example}, got {base!r}")
+    return Path(pipeline_path).parent / base
+
+
+def _routes_to_base(path: str) -> bool:
+    return path.split(".", 1)[0] in BASE_SECTIONS
+
+
+def load_with_base(path: str | Path, overrides: Sequence[str] = ()) -> tuple[dict, dict]:
+    """Load a pipeline config and its base mechanism as raw dicts.
+
+    The pipeline's ``[simulation]`` keys are merged over the base's. ``--set`` paths starting
+    with a mechanism section (``joints``, ``simulation``, ...) change the base, others the
+    pipeline.
+    """
+    pipeline, base, _ = _load_pipeline_raw(path, overrides)
+    return pipeline, base
+
+
+def _load_pipeline_raw(path: str | Path, overrides: Sequence[str]) -> tuple[dict, dict, dict[str, tuple[str, str]]]:
+    """:func:`load_with_base`, also returning which base keys came from elsewhere."""
+    pipeline = load_toml(path)
+    base = load_toml(base_path(path, pipeline))
+    pipeline_simulation = pipeline.get("simulation", {})
+    if not isinstance(pipeline_simulation, dict):
+        raise ConfigError(str(path), "simulation", "expected a table of simulation keys")
+    base = {**base, "simulation": {**base.get("simulation", {}), **pipeline_simulation}}
+    origins = {f"simulation.{key}": (str(path), "") for key in pipeline_simulation}
+    for expr in overrides:
+        override, value = parse_override(expr)
+        if _routes_to_base(override):
+            base = set_by_path(base, override, value, OVERRIDE_SOURCE)
+            origins[override] = (str(path), " (value from --set)")
+        else:
+            pipeline = set_by_path(pipeline, override, value, OVERRIDE_SOURCE, create_tables=True)
+    return pipeline, base, origins
+
+
+def load_pipeline_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> tuple[dict, MechanismConfig]:
+    """:func:`load_with_base`, then validate the base mechanism (with the merged [simulation]).
+
+    Errors in keys that came from the pipeline file or from ``--set`` name the pipeline file.
+    """
+    pipeline, base, origins = _load_pipeline_raw(path, overrides)
+    return pipeline, _validate(base, str(base_path(path, pipeline)), origins)
+

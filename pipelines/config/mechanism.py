@@ -1,0 +1,361 @@
+"""The mechanism schema: every table of a mechanism file, validated into SI floats."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from model.contact.friction import DEFAULT_FRICTION_VELOCITIES
+
+from ..units import UnitError, quantity_to_si, stiffness_unit
+from .fields import (
+    AccelerationVector, Angle, BodyPair, BearingModel, ContactModel, Damping, FieldError, FrictionModel,
+    HERTZ_EXPONENT, Inertia, Mass, Modulus, Name, NonNegativeNumber, Number, Points, PoissonRatio, PositiveLength,
+    PositiveNumber, PositiveTime, PositiveVelocity, Rate, Restitution, Section, SIUnit, SolverName, Torque,
+    AngularVelocity, TransitionRatios, Vector, Viscosity, ZERO_POINTS, _quantity, in_si,
+)
+from .paths import OVERRIDE_SOURCE, _split_path, set_by_path
+from .references import check_references
+from .summary import _model_child, _summarise, _summarise_value
+
+
+
+class Material(Section):
+    """An isotropic elastic material."""
+
+    youngs_modulus: Modulus
+    poisson_ratio: PoissonRatio
+
+
+# Flexible bodies and loads (their schema needs the field types above).
+
+from ..config_flexible import Flexible, Load, check_flexible_references  # noqa: E402  (needs the field types)
+
+
+class Body(Section):
+    """A body; ``position`` is its centre of mass at t = 0 in the ground frame. With
+    ``flexible`` it is a chain of rigid segments (``pipelines/config_flexible.py``)."""
+
+    name: Name
+    mass: Mass
+    inertia: Inertia
+    position: Vector
+    angle: Angle = 0.0
+    flexible: Flexible | None = None
+
+
+class Contact(Section):
+    """Normal contact law of a clearance joint: ``F_n = K delta^exponent (1 + damping term)``."""
+
+    model: ContactModel
+    restitution: Restitution = 0.9
+    exponent: PositiveNumber = HERTZ_EXPONENT
+    stiffness: Union[Literal["hertz"], float] = "hertz"
+    stiffness_factor: PositiveNumber = 1.0
+    damping: Damping = 0.0
+    penetration_max: _quantity("length", gt=0.0) = 1e-4
+    impact_velocity_floor: PositiveVelocity = 1e-3
+
+    @field_validator("stiffness", mode="before")
+    @classmethod
+    def _stiffness_in_si(cls, value: Any, info: Any) -> Any:
+        """``"hertz"`` stays a marker; anything else is a quantity in ``N/m^exponent``."""
+        if value == "hertz" or "exponent" not in info.data:
+            return value
+        if in_si(info) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        try:
+            return quantity_to_si(value, stiffness_unit(info.data["exponent"]))
+        except UnitError as error:
+            raise PydanticCustomError("quantity", f"{error} (or \"hertz\")") from None
+
+    @model_validator(mode="after")
+    def _positive_stiffness(self) -> "Contact":
+        if isinstance(self.stiffness, float) and not self.stiffness > 0.0:
+            raise FieldError(["stiffness"], f"must be > 0, got {self.stiffness:g} {stiffness_unit(self.exponent)}")
+        if self.stiffness == "hertz" and not math.isclose(self.exponent, HERTZ_EXPONENT):
+            raise FieldError(
+                ["stiffness"],
+                f'"hertz" stiffness needs exponent = 1.5, got {self.exponent:g}; '
+                f'give the stiffness as a quantity in {stiffness_unit(self.exponent)}',
+            )
+        return self
+
+    def unit_of(self, field_name: str) -> str:
+        if field_name == "stiffness" and isinstance(self.stiffness, float):
+            return stiffness_unit(self.exponent)
+        return super().unit_of(field_name)
+
+
+class Friction(Section):
+    """Tangential contact law of a clearance joint (see ``docs/contact_models.md``).
+
+    ``stiction_velocity`` and ``dynamic_velocity`` left out take the law's own defaults
+    (:data:`model.contact.friction.DEFAULT_FRICTION_VELOCITIES`).
+    """
+
+    model: FrictionModel = "none"
+    coefficient: NonNegativeNumber = 0.0
+    static_coefficient: NonNegativeNumber | None = None
+    stiction_velocity: PositiveVelocity | None = None
+    dynamic_velocity: PositiveVelocity | None = None
+
+    @property
+    def velocities(self) -> tuple[float, float]:
+        """``(stiction_velocity, dynamic_velocity)`` in m/s, the law's defaults filled in."""
+        default_stiction, default_dynamic = DEFAULT_FRICTION_VELOCITIES[self.model]
+        stiction = default_stiction if self.stiction_velocity is None else self.stiction_velocity
+        dynamic = default_dynamic if self.dynamic_velocity is None else self.dynamic_velocity
+        return stiction, dynamic
+
+    @model_validator(mode="after")
+    def _ordered_velocities(self) -> "Friction":
+        """The transition laws go from stiction_velocity up to dynamic_velocity."""
+        uses_transition = self.model in ("ambrosio", "static_dynamic")
+        stiction, dynamic = self.velocities
+        if uses_transition and dynamic <= stiction:
+            raise FieldError(
+                ["dynamic_velocity"],
+                f"must be > stiction_velocity ({stiction:g} m/s), got {dynamic:g} m/s",
+            )
+        return self
+
+    @property
+    def effective_static_coefficient(self) -> float:
+        """``static_coefficient``, or ``coefficient`` when it is not given."""
+        return self.coefficient if self.static_coefficient is None else self.static_coefficient
+
+
+class Lubrication(Section):
+    """Oil film of a revolute clearance joint (docs/lubrication.md).
+
+    ``transition``: the eccentricity ratio ``eps_0`` where the film force starts to level
+    off, or ``[eps_0, eps_1]`` with the ratio ``eps_1`` it levels off at (default: halfway
+    from ``eps_0`` to the wall); stored as ``(eps_0, eps_1)``.
+    """
+
+    model: BearingModel = "finite_bearing"
+    viscosity: Viscosity
+    length: PositiveLength
+    transition: TransitionRatios = (0.95, 0.975)
+
+
+class RevoluteJoint(Section):
+    """An ideal pin; ``points`` are the pin in each body's frame."""
+
+    type: Literal["revolute"]
+    name: Name
+    bodies: BodyPair
+    points: Points
+
+
+class PrismaticJoint(Section):
+    """An ideal slider along ``axis`` (unit vector in body i's frame); no relative rotation."""
+
+    type: Literal["prismatic"]
+    name: Name
+    bodies: BodyPair
+    axis: tuple[Number, Number]
+    points: Points = ZERO_POINTS
+
+    @field_validator("axis", mode="after")
+    @classmethod
+    def _unit_axis(cls, axis: tuple[float, float]) -> tuple[float, float]:
+        norm = math.hypot(*axis)
+        if not norm > 0.0:
+            raise PydanticCustomError("axis", f"must be a non-zero vector, got {list(axis)}")
+        return (axis[0] / norm, axis[1] / norm)
+
+
+class FixedJoint(Section):
+    """Welds two bodies together at ``points``."""
+
+    type: Literal["fixed"]
+    name: Name
+    bodies: BodyPair
+    points: Points = ZERO_POINTS
+
+
+class RevoluteClearanceJoint(Section):
+    """A pin in an oversized hole: a contact force instead of a constraint.
+
+    ``bodies`` is ``[journal body, bearing body]``; journal radius = bearing_radius - clearance.
+    """
+
+    type: Literal["revolute_clearance"]
+    name: Name
+    bodies: BodyPair
+    points: Points
+    bearing_radius: PositiveLength
+    clearance: PositiveLength
+    materials: tuple[str, str] | None = None
+    initial_eccentricity: Vector = (0.0, 0.0)
+    contact: Contact
+    friction: Friction = Friction()
+    lubrication: Lubrication | None = None
+
+    @property
+    def journal_radius(self) -> float:
+        return self.bearing_radius - self.clearance
+
+    @model_validator(mode="after")
+    def _fits(self) -> "RevoluteClearanceJoint":
+        if self.clearance >= self.bearing_radius:
+            raise FieldError(
+                ["clearance"],
+                f"must be smaller than bearing_radius ({self.bearing_radius:g} m) so the journal radius "
+                f"is positive, got {self.clearance:g} m",
+            )
+        eccentricity = math.hypot(*self.initial_eccentricity)
+        if eccentricity > self.clearance * (1.0 + 1e-12):
+            raise FieldError(
+                ["initial_eccentricity"],
+                f"|e0| = {eccentricity:g} m exceeds the clearance {self.clearance:g} m",
+            )
+        if self.contact.stiffness == "hertz" and self.materials is None:
+            raise FieldError(["materials"], 'required when contact.stiffness = "hertz" (give [journal, bearing])')
+        return self
+
+
+Joint = Annotated[
+    Union[RevoluteJoint, PrismaticJoint, FixedJoint, RevoluteClearanceJoint], Field(discriminator="type")
+]
+
+
+class ConstantSpeedDriver(Section):
+    """Drives a revolute joint at a constant relative angular speed."""
+
+    type: Literal["constant_speed"]
+    name: Name
+    joint: str
+    speed: AngularVelocity
+
+
+class ConstantTorqueDriver(Section):
+    """Applies a constant torque across a revolute joint."""
+
+    type: Literal["constant_torque"]
+    name: Name
+    joint: str
+    torque: Torque
+
+
+Driver = Annotated[Union[ConstantSpeedDriver, ConstantTorqueDriver], Field(discriminator="type")]
+
+
+class Initial(Section):
+    """Initial velocities: consistent with the drivers through the ideal joints, or zero."""
+
+    velocities: Literal["from_drivers", "zero"] = "from_drivers"
+
+
+class Simulation(Section):
+    """Time span, output grid and solver settings."""
+
+    t_end: PositiveTime
+    output_interval: PositiveTime
+    solver: SolverName = "auto"
+    rtol: PositiveNumber = 1e-6
+    atol: PositiveNumber = 1e-9
+    dtmax: Annotated[PositiveTime | None, SIUnit("s")] = None
+    max_steps: Annotated[int, Field(gt=0)] = 200_000
+    baumgarte_alpha: Rate = 5.0
+    baumgarte_beta: Rate = 5.0
+
+    @model_validator(mode="after")
+    def _interval_fits(self) -> "Simulation":
+        if self.output_interval > self.t_end:
+            raise FieldError(
+                ["output_interval"], f"must be <= t_end ({self.t_end:g} s), got {self.output_interval:g} s"
+            )
+        return self
+
+
+class MechanismConfig(Section):
+    """A validated mechanism, every quantity a float in SI units.
+
+    ``source`` is the file it came from and ``raw`` the dict it was validated from (after
+    overrides), so pipelines can derive variants with :meth:`with_values`.
+    """
+
+    name: str
+    gravity: AccelerationVector = (0.0, 0.0)
+    materials: dict[Name, Material] = {}
+    bodies: Annotated[list[Body], Field(min_length=1)]
+    joints: list[Joint] = []
+    drivers: list[Driver] = []
+    loads: list[Load] = []
+    initial: Initial = Initial()
+    simulation: Simulation
+
+    _source: str = PrivateAttr(default="")
+    _raw: dict = PrivateAttr(default_factory=dict)
+    _raw_in_si: bool = PrivateAttr(default=False)  # _raw is a model_dump() (plain numbers in SI)
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> "MechanismConfig":
+        check_references(self)
+        check_flexible_references(self)
+        return self
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @property
+    def raw(self) -> dict:
+        """A copy of the raw (unit-string) dict this config was validated from."""
+        return copy.deepcopy(self._raw)
+
+    @property
+    def clearance_joints(self) -> list[RevoluteClearanceJoint]:
+        return [joint for joint in self.joints if isinstance(joint, RevoluteClearanceJoint)]
+
+    def si_value(self, path: str) -> Any:
+        """The validated SI value at a dotted path (``"joints.pin.clearance"`` -> 0.0005)."""
+        node: Any = self
+        for segment in _split_path(path, self.source):
+            node = _model_child(node, segment, path, self.source)
+        return _summarise_value(node)
+
+    def with_values(self, values: Mapping[str, Any], source: str = OVERRIDE_SOURCE) -> "MechanismConfig":
+        """A new config with raw values (unit strings or numbers) set at dotted paths."""
+        raw = self._raw
+        for path, value in values.items():
+            raw = set_by_path(raw, path, value, source)
+        from .loading import mechanism_from_dict, validate_si  # loading validates into this class
+
+        return (validate_si if self._raw_in_si else mechanism_from_dict)(raw, self.source)
+
+    def with_si_values(self, values: Mapping[str, Any], source: str | None = None) -> "MechanismConfig":
+        """A new config with SI values (floats, or a choice's name) set at dotted paths and
+        every check of the schema run again; a refused value is a :class:`ConfigError` naming
+        the mechanism's key. The values are never turned back into unit strings: the config's
+        own SI values are validated with plain numbers read as SI."""
+        raw = self.model_dump()
+        for path, value in values.items():
+            raw = set_by_path(raw, path, value, source or self.source)
+        from .loading import validate_si  # loading validates into this class
+
+        return validate_si(raw, self.source)
+
+    def unit_of_path(self, path: str) -> str:
+        """The SI unit the value at a dotted path is stored in (``""``: dimensionless or a choice)."""
+        parent_path, _, leaf = path.rpartition(".")
+        parent: Any = self
+        for segment in _split_path(parent_path, self.source) if parent_path else ():
+            parent = _model_child(parent, segment, path, self.source)
+        if isinstance(parent, Section) and leaf in type(parent).model_fields:
+            return parent.unit_of(leaf)
+        return ""
+
+    def si_summary(self) -> dict:
+        """Nested dict of the SI values, each key of a quantity naming its unit (``"mass [kg]"``)."""
+        return {"source": self.source, **_summarise(self)}
+
+

@@ -1,0 +1,76 @@
+"""Cross-references of a mechanism: names unique, joints and drivers naming what exists."""
+
+from __future__ import annotations
+
+from .fields import FieldError
+
+GROUND = "ground"
+
+
+def check_references(config) -> None:
+    """Raise :class:`FieldError` for the first broken reference of a mechanism config."""
+    _check_no_ground_body(config)
+    _check_unique_names(config)
+    _check_joint_references(config)
+    _check_driver_references(config)
+
+
+def _check_no_ground_body(config) -> None:
+    for body in config.bodies:
+        if body.name == GROUND:
+            raise FieldError(
+                ["bodies", GROUND, "name"], f'"{GROUND}" is the fixed frame and cannot be declared as a body'
+            )
+
+
+def _check_unique_names(config) -> None:
+    seen: dict[str, str] = {}
+    for section in ("bodies", "joints", "drivers"):
+        for entry in getattr(config, section):
+            if entry.name in seen:
+                raise FieldError(
+                    [section, entry.name, "name"],
+                    f"name {entry.name!r} is already used in {seen[entry.name]}; names must be unique "
+                    "across bodies, joints and drivers",
+                )
+            seen[entry.name] = section
+
+
+def _check_joint_references(config) -> None:
+    body_names = [GROUND] + [body.name for body in config.bodies]
+    for joint in config.joints:
+        for body_name in joint.bodies:
+            if body_name not in body_names:
+                raise FieldError(
+                    ["joints", joint.name, "bodies"],
+                    f"unknown body {body_name!r}; bodies are {', '.join(map(repr, body_names))}",
+                )
+        if joint.bodies[0] == joint.bodies[1]:
+            raise FieldError(
+                ["joints", joint.name, "bodies"], f"a joint needs two different bodies, got {list(joint.bodies)}"
+            )
+        if joint.type == "revolute_clearance" and joint.materials is not None:
+            for material in joint.materials:
+                if material not in config.materials:
+                    known = ", ".join(map(repr, config.materials)) or "none declared"
+                    raise FieldError(
+                        ["joints", joint.name, "materials"], f"unknown material {material!r}; materials: {known}"
+                    )
+
+
+def _check_driver_references(config) -> None:
+    joints = {joint.name: joint for joint in config.joints}
+    driven: set[str] = set()
+    for driver in config.drivers:
+        joint = joints.get(driver.joint)
+        if getattr(joint, "type", None) != "revolute":
+            revolute = ", ".join(repr(j.name) for j in config.joints if j.type == "revolute") or "none"
+            found = f"is a {joint.type} joint" if joint is not None else "names no joint"
+            raise FieldError(
+                ["drivers", driver.name, "joint"],
+                f"{driver.joint!r} {found}; a driver needs a revolute joint ({revolute})",
+            )
+        if driver.joint in driven:
+            raise FieldError(["drivers", driver.name, "joint"], f"joint {driver.joint!r} already has a driver")
+        driven.add(driver.joint)
+

@@ -1,0 +1,143 @@
+"""The schema of a sweep config: ``base``, ``[sweep]``, ``[[sweep.parameters]]`` and a
+``[simulation]`` merged over the base's, validated by pydantic with the mechanism config's
+one-line errors (:func:`pipelines.config.config_error`).
+
+The checks here need no mechanism; those that do (is the path a parameter, do its values
+convert) are in :mod:`pipelines.sweeping.design`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from ..config import FieldError, config_error
+
+
+def _integer(minimum: int):
+    """An integer field ``>= minimum``; booleans and floats are refused."""
+
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise PydanticCustomError("message", f"expected an integer >= {minimum}, got {value!r}")
+        return value
+
+    return Annotated[int, BeforeValidator(check)]
+
+
+def _choice(kind: str, allowed: tuple[str, ...]):
+    """A string field with one of ``allowed``; anything else is an "unknown ``kind``"."""
+
+    def check(value: Any) -> str:
+        if value not in allowed:
+            raise PydanticCustomError("message", f"unknown {kind} {value!r}; expected one of {list(allowed)}")
+        return value
+
+    return Annotated[str, BeforeValidator(check)]
+
+
+def _non_empty_list(value: Any) -> list:
+    if not isinstance(value, list) or not value:
+        raise PydanticCustomError("message", f"expected a non-empty list, got {value!r}")
+    return value
+
+
+def _pair(value: Any) -> list:
+    if not isinstance(value, list) or len(value) != 2:
+        raise PydanticCustomError("message", f"expected [lower, upper], got {value!r}")
+    return value
+
+
+def _dotted_path(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise PydanticCustomError("message", f"expected a dotted path such as joints.pin.clearance, got {value!r}")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise PydanticCustomError("message", f"expected true or false, got {value!r}")
+    return value
+
+
+def _metric_names(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise PydanticCustomError("message", f"expected a list of metric names, got {value!r}")
+    return value
+
+
+DESIGNS = ("grid", "lhs", "sobol")
+SCALES = ("linear", "log")
+DottedPath = Annotated[str, BeforeValidator(_dotted_path)]
+Boolean = Annotated[bool, BeforeValidator(_boolean)]
+
+
+class ParameterTable(BaseModel):
+    """One ``[[sweep.parameters]]`` entry, values still as written (unit strings)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: DottedPath
+    values: Annotated[list[Any], BeforeValidator(_non_empty_list)] | None = None
+    range: Annotated[list[Any], BeforeValidator(_pair)] | None = None
+    num: _integer(2) | None = None
+    scale: _choice("scale", SCALES) = "linear"
+
+    @model_validator(mode="after")
+    def _values_or_range(self) -> "ParameterTable":
+        if (self.values is None) == (self.range is None):
+            raise FieldError([], "give exactly one of `values` (a list) or `range` ([lower, upper])")
+        return self
+
+
+class SweepTable(BaseModel):
+    """The ``[sweep]`` table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    design: _choice("design", DESIGNS) = "grid"
+    samples: _integer(1) | None = None
+    seed: _integer(0) = 0
+    sensitivity: Boolean = False
+    derivatives: Annotated[list[str], BeforeValidator(_metric_names)] = []
+    parameters: Annotated[list[ParameterTable], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "SweepTable":
+        if self.design != "grid" and self.samples is None:
+            raise FieldError(["samples"], f"required for design = {self.design!r} (the number of points)")
+        seen: dict[str, int] = {}
+        for index, parameter in enumerate(self.parameters):
+            if parameter.path in seen:
+                raise FieldError(["parameters", index, "path"],
+                                 f"{parameter.path!r} is already swept by sweep.parameters.{seen[parameter.path]}")
+            seen[parameter.path] = index
+            if self.design == "grid" and parameter.range is not None and parameter.num is None:
+                raise FieldError(["parameters", index, "num"],
+                                 'required with `range` for design = "grid" (the number of points)')
+        if self.sensitivity and (self.design != "sobol" or all(p.range is None for p in self.parameters)):
+            raise FieldError(["sensitivity"],
+                             'Sobol\' indices need design = "sobol" and at least one parameter with a `range`')
+        return self
+
+
+class SweepConfig(BaseModel):
+    """A sweep config file: its ``base`` mechanism, the ``[sweep]`` table and the
+    ``[simulation]`` keys merged over the base's (validated with the base)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base: str
+    sweep: SweepTable
+    simulation: dict[str, Any] = {}
+
+
+def parse_sweep_table(pipeline: dict, source: str) -> SweepTable:
+    """Validate a sweep config's raw dict; a :class:`~pipelines.errors.ConfigError` naming
+    ``source`` and the key otherwise."""
+    try:
+        return SweepConfig.model_validate(pipeline).sweep
+    except ValidationError as error:
+        raise config_error(error, pipeline, source, SweepConfig) from None
