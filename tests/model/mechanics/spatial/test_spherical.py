@@ -76,11 +76,11 @@ STIFFNESS = float(flores_stiffness(STEEL, STEEL, SOCKET_RADIUS, SOCKET_RADIUS - 
 
 @pytest.mark.slow
 def test_ball_settles_at_the_inverted_hertz_law():
-    # a 2 kg body resting on its ball: K delta^1.5 = m g; the damping (Flores et al. 2011, with
-    # the impact-velocity floor raised so that the resting contact is damped) only decides how
-    # fast it gets there
+    # a 2 kg body resting on its ball: K delta^1.5 = m g. It starts touching at rest, so the
+    # Flores et al. (2011) damping runs on the 1 mm/s impact-velocity floor (near critical
+    # here); the damping only decides how fast it settles, not where
     mass = 2.0
-    contact = ContactLaw("flores", stiffness=STIFFNESS, exponent=1.5, restitution=0.5, impact_velocity_floor=1.0)
+    contact = ContactLaw("flores", stiffness=STIFFNESS, exponent=1.5, restitution=0.5)
     mechanism = ball_in_socket(mass, contact, position=(0.0, -CLEARANCE, 0.0))
     y0 = SpatialState(mechanism.initial_positions, jnp.zeros(6), jnp.zeros(1), jnp.zeros(()))
     settings = SolverSettings(t_end=0.02, output_interval=0.002, solver="tsit5", rtol=1e-8, atol=1e-13,
