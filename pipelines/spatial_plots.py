@@ -116,9 +116,9 @@ def plot_friction(run, out: Path) -> list[str]:
         loaded = normal > 1e-3 * max(float(np.max(normal)), 1e-300)
         ratio = np.where(loaded, tangential / np.where(loaded, normal, 1.0), np.nan)
         axes[k, 0].plot(t, np.asarray(trajectory.slip_velocity[:, k]) * MM, lw=0.8)
-        axes[k, 0].set_ylabel(f"{name}: slip speed (mm/s)"), axes[k, 0].set_yscale("symlog", linthresh=1.0)
+        axes[k, 0].set_ylabel(f"{name}: slip speed,\ndeepest slice (mm/s)"), axes[k, 0].set_yscale("symlog", linthresh=1.0)
         axes[k, 1].plot(t, ratio, ".", ms=2)
-        axes[k, 1].set_ylabel(f"{name}: F_t / F_n")
+        axes[k, 1].set_ylabel(f"{name}: friction coefficient\nF_t / F_n")
     for axis in axes[-1]:
         axis.set_xlabel("t (ms)")
     figure.savefig(out / "friction.png", dpi=110), plt.close(figure)
