@@ -46,7 +46,7 @@ def test_elastic_contact_conserves_energy_through_free_flight_and_impacts():
     omega = jnp.array([3.0, -2.0, 5.0])
     y0 = SpatialState(mechanism.initial_positions, jnp.concatenate([velocity, omega]),
                       jnp.zeros(mechanism.memory_size), jnp.zeros(()))
-    settings = SolverSettings(t_end=0.01, output_interval=1e-4, solver="tsit5", rtol=1e-10, atol=1e-13,
+    settings = SolverSettings(t_end=0.005, output_interval=5e-5, solver="tsit5", rtol=1e-10, atol=1e-13,
                               dtmax_contact_share=None)
     solution = jax.jit(solve_spatial, static_argnums=1)(mechanism, settings, y0)
     energy, penetration = jax.vmap(lambda x, v: pin_energy(mechanism, x, v))(solution.ys.x, solution.ys.v)
@@ -91,12 +91,12 @@ def test_clearance_joint_converges_to_the_ideal_joint():
     factors = jnp.array([1.0, 10.0, 100.0])
     variants = [pendulum(c, k) for c, k in zip(clearances, factors)]
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *variants)
-    settings = SolverSettings(t_end=0.03, output_interval=1e-3, solver="tsit5", rtol=1e-7, atol=1e-11,
+    settings = SolverSettings(t_end=0.02, output_interval=5e-4, solver="tsit5", rtol=1e-7, atol=1e-11,
                               dtmax_contact_share=None)
     runs = jax.jit(jax.vmap(lambda m: simulate_spatial(m, settings)))(stacked)
     ideal = jax.jit(simulate_spatial, static_argnums=1)(variants[0].idealised(), settings)
     assert np.all(np.asarray(runs.result) == 0) and int(ideal.result) == 0
     difference = np.max(np.abs(np.asarray(swing_angle(runs.x) - swing_angle(ideal.x)[None])), axis=1)
-    # the swing is ~0.1 rad after 30 ms; the error falls at least in step with the clearance
-    assert np.all(np.diff(difference) < 0)
-    assert difference[-1] < 0.1 * difference[0]
+    # the journal hangs c below the ideal pivot: the difference is first order in the
+    # clearance, so each tenfold smaller clearance must cut it by well over half that
+    assert np.all(difference[1:] < difference[:-1] / 5.0)
