@@ -8,8 +8,11 @@
 - ``orbits.png``: per cylindrical joint, the journal axis' points at both ends of the
   contact length in the bearing's cross-section, with the clearance circle (a spherical
   joint: the ball centre's (u, w) projection);
-- ``friction.png``: per clearance joint, the slip speed and the friction coefficient
-  actually delivered, ``F_t / F_n`` (shown while ``F_n`` exceeds 0.1 % of its peak).
+- ``friction.png``: per clearance joint, the slip speed at the deepest slice and the friction
+  coefficient the law gives there, ``mu(slip)``, while the joint is in contact. (The ratio of
+  the resultants ``F_t / F_n`` is no friction coefficient: when a tilted journal bears on
+  opposite sides at its two ends, the slice normal forces cancel in the resultant while
+  their friction forces need not.)
 """
 
 from __future__ import annotations
@@ -104,6 +107,8 @@ def plot_orbits(run, out: Path) -> list[str]:
 
 
 def plot_friction(run, out: Path) -> list[str]:
+    from model.contact.friction import friction_coefficient
+
     mechanism, trajectory = run.mechanism, run.trajectory
     names = mechanism.clearance_names
     plt = _pyplot()
@@ -111,14 +116,14 @@ def plot_friction(run, out: Path) -> list[str]:
                                 layout="constrained")
     t = np.asarray(trajectory.t) * MM
     for k, name in enumerate(names):
-        normal = np.asarray(trajectory.normal_force[:, k])
-        tangential = np.asarray(trajectory.tangential_force[:, k])
-        loaded = normal > 1e-3 * max(float(np.max(normal)), 1e-300)
-        ratio = np.where(loaded, tangential / np.where(loaded, normal, 1.0), np.nan)
-        axes[k, 0].plot(t, np.asarray(trajectory.slip_velocity[:, k]) * MM, lw=0.8)
+        slip = np.asarray(trajectory.slip_velocity[:, k])
+        in_contact = np.asarray(trajectory.penetration[:, k]) > 0.0
+        law = mechanism.clearance_joints[k].friction
+        coefficient = np.where(in_contact, np.abs(np.asarray(friction_coefficient(law, slip))), np.nan)
+        axes[k, 0].plot(t, slip * MM, lw=0.8)
         axes[k, 0].set_ylabel(f"{name}: slip speed,\ndeepest slice (mm/s)"), axes[k, 0].set_yscale("symlog", linthresh=1.0)
-        axes[k, 1].plot(t, ratio, ".", ms=2)
-        axes[k, 1].set_ylabel(f"{name}: friction coefficient\nF_t / F_n")
+        axes[k, 1].plot(t, coefficient, ".", ms=2)
+        axes[k, 1].set_ylabel(f"{name}: friction coefficient\nmu(slip), in contact")
     for axis in axes[-1]:
         axis.set_xlabel("t (ms)")
     figure.savefig(out / "friction.png", dpi=110), plt.close(figure)
