@@ -91,7 +91,7 @@ def test_clearance_joint_converges_to_the_ideal_joint():
     factors = jnp.array([1.0, 10.0, 100.0])
     variants = [pendulum(c, k) for c, k in zip(clearances, factors)]
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *variants)
-    settings = SolverSettings(t_end=0.02, output_interval=5e-4, solver="tsit5", rtol=1e-7, atol=1e-11,
+    settings = SolverSettings(t_end=0.01, output_interval=2.5e-4, solver="tsit5", rtol=1e-7, atol=1e-11,
                               dtmax_contact_share=None)
     runs = jax.jit(jax.vmap(lambda m: simulate_spatial(m, settings)))(stacked)
     ideal = jax.jit(simulate_spatial, static_argnums=1)(variants[0].idealised(), settings)
