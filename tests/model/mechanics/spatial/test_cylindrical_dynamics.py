@@ -16,7 +16,7 @@ from model.integrate.spatial import simulate_spatial, solve_spatial
 from model.mechanics.spatial import GROUND, CylindricalClearanceJoint, SpatialMechanism, SpatialState, kinetic_energy
 from model.mechanics.spatial.forces import contact_forces
 
-from .cases import GRAVITY, LENGTH, PIN_MASS, bushing
+from .cases import GRAVITY, PIN_MASS, bushing
 
 EXPONENT = 10.0 / 9.0
 
