@@ -59,3 +59,23 @@ def test_tracked_point_and_end_orbits_follow_the_body_poses(double_link):
     # points, l = 20 mm apart along it, differ by l cos 30 sin(tilt) in the cross-section
     ends_joint2 = ends[1, 1]
     assert abs(np.linalg.norm(ends_joint2[1] - ends_joint2[0]) - 0.02 * np.sin(tilt) * np.cos(np.pi / 6)) < 1e-9
+
+
+def test_spatial_plots_are_written(double_link, tmp_path):
+    from pipelines.spatial_plots import plot_all
+
+    config, mechanism = double_link
+    times = 6
+    x0 = np.asarray(mechanism.initial_positions)
+    x = np.repeat(x0[None], times, axis=0)
+    x[:, 8] -= np.linspace(0.0, 1e-3, times)  # link 2 drops 1 mm
+    joints = np.ones((times, 2))
+    trajectory = SimpleNamespace(
+        t=jnp.linspace(0.0, 1e-3, times), x=jnp.asarray(x), normal_force=jnp.asarray(joints),
+        normal_force_a=jnp.asarray(0.5 * joints), normal_force_b=jnp.asarray(0.5 * joints),
+        tangential_force=jnp.asarray(0.1 * joints), slip_velocity=jnp.asarray(1e-3 * joints),
+        penetration=jnp.asarray(1e-6 * joints), eccentricity=jnp.zeros((times, 2, 3)))
+    run = SimpleNamespace(config=config, mechanism=mechanism, trajectory=trajectory, ideal=trajectory)
+    names = plot_all(run, tmp_path)
+    assert names == ["tracked_points.png", "end_forces.png", "orbits.png", "friction.png"]
+    assert all((tmp_path / name).stat().st_size > 0 for name in names)
