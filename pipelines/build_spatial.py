@@ -33,7 +33,7 @@ def _array(value):
 def sphere_in_sphere_stiffness(modulus, socket_radius, clearance):
     """Hertz stiffness of a ball (radius ``R_s - c``) in a spherical socket ``R_s`` (N/m^1.5):
     ``K = 4/3 E* sqrt(R)``, ``R = R_s (R_s - c) / c`` (Hertz 1882; Johnson, *Contact
-    Mechanics*, 1985, §4.2, the concave radius negative; Flores et al. 2010)."""
+    Mechanics*, 1985, §4.2, the concave radius negative; Flores et al. 2006)."""
     return 4.0 / 3.0 * modulus * jnp.sqrt(socket_radius * (socket_radius - clearance) / clearance)
 
 

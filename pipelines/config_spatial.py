@@ -10,6 +10,9 @@ optional ``[lubrication]`` as in the planar format, ``length`` defaulting to the
 and ``spherical_clearance`` (``socket_radius``, ``clearance``, ``materials``,
 ``initial_eccentricity`` 3-vector, ``stiffness = "hertz"`` allowed). ``[[loads]]``: ``name``,
 ``body``, ``type = force | torque``, ``point`` (force only), ``value``, ``enabled``.
+``[[tracked_points]]`` (optional): ``name``, ``body``, ``point`` (body frame); ``simulate``
+writes their ground-frame positions ``P.x P.y P.z`` and plots their paths against the ideal
+twin (``pipelines/spatial_plots.py``).
 
 Contact length rule: ``0 < length <= 2 m``. Bodies carry no geometric extent in this format
 (mass, inertia and points only), so the length cannot be checked against a body's size.
@@ -46,6 +49,7 @@ class SpatialConfig:
     joints: list = field(default_factory=list)
     drivers: list = field(default_factory=list)
     loads: list = field(default_factory=list)
+    tracked_points: list = field(default_factory=list)
     initial: Any = None
     simulation: Any = None
 
@@ -64,6 +68,7 @@ class SpatialConfig:
 
         return {"name": self.name, "dimension": 3, "gravity": list(self.gravity), "bodies": plain(self.bodies),
                 "joints": plain(self.joints), "drivers": plain(self.drivers), "loads": plain(self.loads),
+                "tracked_points": plain(self.tracked_points),
                 "initial": plain(self.initial), "simulation": plain(self.simulation)}
 
 
@@ -208,6 +213,14 @@ def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
     return dict(name=name, body=raw["body"], type=kind, point=point, value=value, enabled=enabled)
 
 
+def _tracked_point(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
+    name = raw.get("name") or reader.fail(f"tracked_points.{index}.name", "missing")
+    key = f"tracked_points.{name}"
+    if raw.get("body") not in bodies:
+        reader.fail(f"{key}.body", f"no body named {raw.get('body')!r}")
+    return dict(name=name, body=raw["body"], point=reader.vector(raw.get("point"), "length", f"{key}.point"))
+
+
 def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
     name = raw.get("name") or reader.fail(f"drivers.{index}.name", "missing")
     key = f"drivers.{name}"
@@ -232,10 +245,11 @@ def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
     joints = [_joint(reader, joint, i, names, materials) for i, joint in enumerate(raw.get("joints", []))]
     drivers = [_driver(reader, d, i, {j["name"]: j["type"] for j in joints}) for i, d in enumerate(raw.get("drivers", []))]
     loads = [_load(reader, load, i, names) for i, load in enumerate(raw.get("loads", []))]
+    tracked = [_tracked_point(reader, p, i, names) for i, p in enumerate(raw.get("tracked_points", []))]
     return SpatialConfig(
         name=str(raw.get("name", "mechanism")), source=str(source), raw=raw,
         gravity=reader.vector(raw.get("gravity", ["0 m/s^2"] * 3), "acceleration", "gravity"), materials=materials,
-        bodies=bodies, joints=joints, drivers=drivers, loads=loads,
+        bodies=bodies, joints=joints, drivers=drivers, loads=loads, tracked_points=tracked,
         initial=reader.section(Initial, raw.get("initial"), "initial"),
         simulation=reader.section(Simulation, raw.get("simulation"), "simulation"))
 

@@ -7,13 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
 import model
 from model.integrate.settings import SolverSettings
 from model.integrate.spatial import SpatialTrajectory, simulate_spatial
+from model.geometry.quaternion import rotation_matrix
 from model.mechanics.spatial import SpatialMechanism, initial_state, without_redundant_rows
+from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
 from .build_spatial import build_spatial, spatial_settings
@@ -63,8 +66,11 @@ def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> Sp
                       _status(trajectory))
 
 
-def spatial_timeseries(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> pd.DataFrame:
-    """``B.x .. B.az`` per body and ``J.ex .. J.slip_velocity`` per clearance joint (SI)."""
+def spatial_timeseries(mechanism: SpatialMechanism, trajectory: SpatialTrajectory,
+                       tracked: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """``B.x .. B.az`` per body, ``J.ex .. J.slip_velocity`` per clearance joint, the end
+    orbits ``J.ex_a J.ey_a J.ex_b J.ey_b`` per cylindrical joint and ``P.x P.y P.z`` per
+    tracked point (SI)."""
     columns: dict[str, np.ndarray] = {"t": np.asarray(trajectory.t)}
     x, v, a = (np.asarray(array) for array in (trajectory.x, trajectory.v, trajectory.vdot))
     for b, name in enumerate(mechanism.body_names):
@@ -86,6 +92,14 @@ def spatial_timeseries(mechanism: SpatialMechanism, trajectory: SpatialTrajector
         for field in ("tilt", "penetration", "normal_force", "normal_force_a", "normal_force_b", "tangential_force",
                       "slip_velocity"):
             columns[f"{name}.{field}"] = np.asarray(getattr(trajectory, field)[:, k])
+    ends = end_eccentricities(mechanism, trajectory)
+    for k, joint in enumerate(mechanism.cylindrical_joints):
+        name = mechanism.clearance_names[k]
+        for e, end in enumerate("ab"):
+            columns[f"{name}.ex_{end}"], columns[f"{name}.ey_{end}"] = ends[:, k, e, 0], ends[:, k, e, 1]
+    for name, path in (tracked or {}).items():
+        for k, label in enumerate("xyz"):
+            columns[f"{name}.{label}"] = path[:, k]
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
     return pd.DataFrame(columns)
@@ -108,38 +122,38 @@ def spatial_summary(run: SpatialRun) -> dict:
     return data
 
 
-def plot_spatial(run: SpatialRun, out: Path) -> list[str]:
-    """``orbits.png`` (each end of the contact length in the bearing, and the clearance
-    circle) and ``forces.png`` (resultant and end normal forces)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def tracked_point_paths(run: SpatialRun, trajectory: SpatialTrajectory) -> dict[str, np.ndarray]:
+    """Ground-frame positions (times x 3, m) of the config's ``[[tracked_points]]``."""
+    index = {name: b for b, name in enumerate(run.mechanism.body_names)}
+    x = np.asarray(trajectory.x)
+    paths = {}
+    for point in run.config.tracked_points:
+        b = index[point["body"]]
+        rotations = jax.vmap(rotation_matrix)(jnp.asarray(x[:, 7 * b + 3 : 7 * b + 7]))
+        paths[point["name"]] = x[:, 7 * b : 7 * b + 3] + np.asarray(rotations @ jnp.asarray(point["point"]))
+    return paths
 
-    mechanism, trajectory = run.mechanism, run.trajectory
-    names = []
-    if not mechanism.clearance_names:
-        return names
-    figure, axes = plt.subplots(1, len(mechanism.clearance_names), figsize=(5 * len(mechanism.clearance_names), 5),
-                                squeeze=False)
-    for k, name in enumerate(mechanism.clearance_names):
-        axis = axes[0, k]
-        joint = mechanism.clearance_joints[k]
-        c = float(joint.clearance) * 1e3
-        angle = np.linspace(0, 2 * np.pi, 200)
-        axis.plot(c * np.cos(angle), c * np.sin(angle), "k--", lw=0.8, label="clearance")
-        e = np.asarray(trajectory.eccentricity[:, k]) * 1e3
-        axis.plot(e[:, 0], e[:, 1], lw=0.8, label="centre")
-        axis.set_aspect("equal"), axis.set_xlabel("e_u (mm)"), axis.set_ylabel("e_w (mm)"), axis.set_title(name)
-        axis.legend(fontsize=7)
-    figure.tight_layout(), figure.savefig(out / "orbits.png", dpi=120), plt.close(figure)
-    names.append("orbits.png")
-    figure, axis = plt.subplots(figsize=(8, 4))
-    t = np.asarray(trajectory.t) * 1e3
-    for k, name in enumerate(mechanism.clearance_names):
-        axis.plot(t, np.asarray(trajectory.normal_force[:, k]), label=f"{name} resultant")
-        axis.plot(t, np.asarray(trajectory.normal_force_a[:, k]), "--", label=f"{name} end a")
-        axis.plot(t, np.asarray(trajectory.normal_force_b[:, k]), ":", label=f"{name} end b")
-    axis.set_xlabel("t (ms)"), axis.set_ylabel("normal force (N)"), axis.legend(fontsize=7)
-    figure.tight_layout(), figure.savefig(out / "forces.png", dpi=120), plt.close(figure)
-    names.append("forces.png")
-    return names
+
+def end_eccentricities(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> np.ndarray:
+    """The journal axis' points at the ends of the contact length (``z = -l/2``: a, ``+l/2``:
+    b) relative to the bearing axis, in the bearing's cross-section axes ``(u, w)``:
+    times x cylindrical joints x 2 ends x 2 (m)."""
+    def one_time(x):
+        ends = []
+        for joint in mechanism.cylindrical_joints:
+            rotation_b = rotation_matrix(body_pose(x, joint.bearing_body)[1])
+            axis_j = rotation_matrix(body_pose(x, joint.journal_body)[1]) @ joint.journal_axis
+            centre = point_position(x, joint.journal_body, joint.journal_point)
+            offsets = centre + jnp.array([-0.5, 0.5])[:, None] * joint.length * axis_j \
+                - point_position(x, joint.bearing_body, joint.bearing_point)
+            ends.append(offsets @ jnp.stack([rotation_b @ joint.bearing_u, rotation_b @ joint.bearing_w]).T)
+        return jnp.stack(ends) if ends else jnp.zeros((0, 2, 2), x.dtype)
+
+    return np.asarray(jax.vmap(one_time)(trajectory.x))
+
+
+def plot_spatial(run: SpatialRun, out: Path) -> list[str]:
+    """The figures of :mod:`pipelines.spatial_plots`."""
+    from .spatial_plots import plot_all
+
+    return plot_all(run, out)

@@ -47,12 +47,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_spatial(config, args: argparse.Namespace) -> int:
-    from ..simulation_spatial import plot_spatial, run_spatial, spatial_summary, spatial_timeseries
+    from ..simulation_spatial import plot_spatial, run_spatial, spatial_summary, spatial_timeseries, tracked_point_paths
 
     result = run_spatial(config, with_ideal=not args.no_ideal)
     out = default_output_dir("simulate", args.config, args.out)
     print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms, spatial) ...", flush=True)
-    write_parquet(out / "timeseries.parquet", spatial_timeseries(result.mechanism, result.trajectory))
+    write_parquet(out / "timeseries.parquet", spatial_timeseries(result.mechanism, result.trajectory,
+                                                                 tracked_point_paths(result, result.trajectory)))
     data = spatial_summary(result)
     write_json(out / "summary.json", data)
     plots = [] if args.no_plots else plot_spatial(result, out)

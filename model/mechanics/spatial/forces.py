@@ -107,7 +107,7 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
 
 
 def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised):
-    """Point contact of a ball in a spherical socket (Flores, Ambrósio, Claro & Lankarani 2010)."""
+    """Point contact of a ball in a spherical socket (Flores, Ambrósio, Claro & Lankarani 2006)."""
     ball_position, _ = body_pose(x, joint.ball_body)
     socket_position, _ = body_pose(x, joint.socket_body)
     ball_velocity, ball_omega = body_twist(v, joint.ball_body)

@@ -93,7 +93,7 @@ class CylindricalClearanceJoint(eqx.Module):
 
 
 class SphericalClearanceJoint(eqx.Module):
-    """Ball on ``ball_body`` in a socket on ``socket_body``: point contact (Flores et al. 2010)."""
+    """Ball on ``ball_body`` in a socket on ``socket_body``: point contact (Flores et al. 2006)."""
 
     ball_body: int = eqx.field(static=True)
     socket_body: int = eqx.field(static=True)
