@@ -21,7 +21,21 @@ Tsit5; the stiff solvers stay available by name (their error at a given rtol is 
 chattering stiff contact).
 """
 
+import numpy as np
+
+from ..mechanics.mechanism import Mechanism
+from ..mechanics.segmentation import highest_frequency
+from .timescales import contact_periods
+
 AUTO_SOLVER = "tsit5"
+
+# Flexible bodies (beam elements) bring time scales of their own: the highest element
+# mode, and the Rayleigh damping of that mode, can bound an explicit step far below what
+# the contacts need. ``auto`` then takes the stiff solver when the explicit step bound
+# would cut the resolved time scale into more than ``STIFFNESS_THRESHOLD`` steps
+# (docs/integration.md, "Flexible bodies").
+STIFF_AUTO_SOLVER = "rodas5p"
+STIFFNESS_THRESHOLD = 100.0
 
 
 def resolve_solver(name: str) -> str:
@@ -29,4 +43,43 @@ def resolve_solver(name: str) -> str:
     return AUTO_SOLVER if name == "auto" else name
 
 
-__all__ = ["AUTO_SOLVER", "resolve_solver"]
+def structural_rate(mechanism: Mechanism) -> float:
+    """Fastest rate (1/s) of the beam elements: ``max(omega_max, beta omega_max^2)`` over the
+    flexible bodies, ``omega_max`` the highest natural frequency of the free chain and
+    ``beta`` its Rayleigh coefficient (an underdamped mode has eigenvalues of modulus
+    ``omega``, an overdamped one up to ``2 zeta omega = beta omega^2``). 0 without flexible
+    bodies. Host-side (NumPy), on a concrete mechanism."""
+    rate = 0.0
+    masses, inertias = np.asarray(mechanism.masses), np.asarray(mechanism.inertias)
+    for chain in mechanism.beam_chains:
+        index = np.asarray(chain.segments)
+        omega = highest_frequency(chain, masses[index], inertias[index])
+        rate = max(rate, omega, float(chain.rayleigh_beta()) * omega**2)
+    return rate
+
+
+def resolved_period(mechanism: Mechanism) -> float:
+    """The time scale (s) the solution has to resolve: the shortest contact period of the
+    clearance joints (:func:`model.integrate.timescales.contact_periods`), or without
+    clearance joints the period of the slowest first bending mode of the flexible bodies."""
+    periods = np.asarray(contact_periods(mechanism))
+    if periods.size:
+        return float(periods.min())
+    bending = [float(chain.first_bending_frequency()) for chain in mechanism.beam_chains]
+    return 2.0 * np.pi / min(bending) if bending else float("inf")
+
+
+def choose_solver(structural_rate: float, resolved_period: float) -> str:
+    """``STIFF_AUTO_SOLVER`` when ``structural_rate * resolved_period > STIFFNESS_THRESHOLD``,
+    else ``AUTO_SOLVER`` (an explicit step is stable up to ``~3 / rate``)."""
+    stiff = np.isfinite(resolved_period) and structural_rate * resolved_period > STIFFNESS_THRESHOLD
+    return STIFF_AUTO_SOLVER if stiff else AUTO_SOLVER
+
+
+def auto_solver(mechanism: Mechanism) -> str:
+    """What ``solver = "auto"`` means for ``mechanism``."""
+    return choose_solver(structural_rate(mechanism), resolved_period(mechanism))
+
+
+__all__ = ["AUTO_SOLVER", "STIFF_AUTO_SOLVER", "STIFFNESS_THRESHOLD", "auto_solver", "choose_solver",
+           "resolve_solver", "resolved_period", "structural_rate"]

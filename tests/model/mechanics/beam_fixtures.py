@@ -10,7 +10,7 @@ import scipy.optimize
 
 from model.mechanics.beam import section_properties
 from model.mechanics.flexible import BeamChain, PointLoad
-from model.mechanics.mechanism import GROUND, FixedJoint, Mechanism, RevoluteJoint
+from model.mechanics.mechanism import GROUND, Driver, FixedJoint, Mechanism, RevoluteJoint
 from model.mechanics.segmentation import frequency_coefficient, segment_centres, segment_inertias, segment_masses
 
 LENGTH, WIDTH, HEIGHT = 0.3, 0.01, 0.01
@@ -43,28 +43,32 @@ def with_supports(chain: BeamChain, masses, inertias, supports) -> BeamChain:
 
 def beam(elements: int, supports: str = "clamped", damping_ratio: float = 0.0, tip_force=(0.0, 0.0),
          length: float = LENGTH) -> Mechanism:
-    """``supports``: ``"clamped"`` (fixed joint to ground at x = 0), ``"free"`` or ``"pinned"``
-    (revolute joint to ground at x = 0). Body along +x from the origin, ``elements + 1``
-    segments; ``tip_force`` (N) at x = L."""
+    """``supports``: ``"clamped"`` (fixed joint to ground at x = 0), ``"free"``, ``"pinned"``
+    (revolute joint to ground at x = 0) or ``"driven"`` (that revolute joint driven at
+    constant speed, 0 rad/s: change ``drivers[0].speed``; a clamp for the damping). Body
+    along +x from the origin, ``elements + 1`` segments; ``tip_force`` (N) at x = L."""
     count = elements + 1
     centres = segment_centres(length, elements) + length / 2.0
     mass = MASS * length / LENGTH
     masses = segment_masses(mass, elements)
     inertias = segment_inertias(mass, length, elements, SECTION["area"], SECTION["izz"])
     quarter = length / elements / 4.0
-    support_list = {"clamped": [(0, -quarter, 0.0, True)], "pinned": [(0, -quarter, 0.0, False)], "free": []}[supports]
+    clamp, pin = [(0, -quarter, 0.0, True)], [(0, -quarter, 0.0, False)]
+    support_list = {"clamped": clamp, "driven": clamp, "pinned": pin, "free": []}[supports]
     chain = with_supports(beam_chain(elements, length, damping_ratio), masses, inertias, support_list)
     fixed, revolute = [], []
     if supports == "clamped":
         fixed.append(FixedJoint(GROUND, 0, jnp.zeros(2), jnp.asarray([-quarter, 0.0]), jnp.asarray(0.0)))
-    elif supports == "pinned":
+    elif supports in ("pinned", "driven"):
         revolute.append(RevoluteJoint(GROUND, 0, jnp.zeros(2), jnp.asarray([-quarter, 0.0])))
+    zero = jnp.asarray(0.0)
+    drivers = (Driver(0, "constant_speed", zero, zero, zero),) if supports == "driven" else ()
     loads = (PointLoad(count - 1, "force", jnp.asarray([quarter, 0.0]), jnp.asarray(tip_force, float)),)
     positions = np.stack([centres, np.zeros(count), np.zeros(count)], axis=1).reshape(-1)
     return Mechanism(
         masses=jnp.asarray(masses), inertias=jnp.asarray(inertias), gravity=jnp.zeros(2),
         initial_positions=jnp.asarray(positions), revolute_joints=tuple(revolute), prismatic_joints=(),
-        fixed_joints=tuple(fixed), clearance_joints=(), drivers=(), initial_velocities="zero",
+        fixed_joints=tuple(fixed), clearance_joints=(), drivers=drivers, initial_velocities="zero",
         body_names=tuple(f"s{k}" for k in range(count)), beam_chains=(chain,), loads=loads,
     )
 
