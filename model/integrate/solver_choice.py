@@ -17,8 +17,14 @@ linear 1e12 N/m law, restitution 0.9 or 0.05; output interval / contact period 3
 No cheap estimate predicted a win of the stiff path: an earlier rule (output
 interval >= 4 contact periods -> Rodas5P) grew with the output interval while the work did
 not change, and would have sent every stiff variant to Rodas5P. ``auto`` therefore means
-Tsit5; the stiff solvers stay available by name (their error at a given rtol is smaller in
-chattering stiff contact).
+Tsit5 for rigid mechanisms; the stiff solvers stay available by name (their error at a
+given rtol is smaller in chattering stiff contact).
+
+Flexible bodies are different: their beam elements add modes far faster than the contact
+(:func:`structural_rate`), which bound an explicit step whatever the contact does.
+:func:`auto_solver` compares that rate with the time scale the run resolves
+(:func:`resolved_period`) and takes Rodas5P when an explicit step would cut it into more
+than ``STIFFNESS_THRESHOLD`` steps (the flexible study in ``docs/integration.md``).
 """
 
 import numpy as np
