@@ -89,7 +89,8 @@ def run(elements: int, solvers, tolerances, t_end, output_interval, repeats, tar
     period = float(np.min(np.asarray(model.contact_periods(mechanism))))
     rate = structural_rate(mechanism)
     study = dict(elements=elements, contact_period=period, structural_rate=rate,
-                 auto=choose_solver(rate, period), runs=[])
+                 auto=choose_solver(rate, period, mechanism.initial_positions.size),
+                 coordinates=int(mechanism.initial_positions.size), runs=[])
     start = time.perf_counter()
     reference = solve(mechanism, replace(settings, solver=REFERENCE["solver"]), REFERENCE["rtol"], 1)
     print(f"m = {elements}: contact period {period * 1e6:.1f} us, structural rate {rate:.3e} 1/s, auto "

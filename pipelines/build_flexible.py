@@ -69,7 +69,9 @@ def body_layout(config: MechanismConfig) -> BodyLayout:
 
 def beam_chains(config: MechanismConfig, layout: BodyLayout) -> tuple[BeamChain, ...]:
     """One chain per flexible body, its Rayleigh damping tuned on the body's supports: its
-    joints, a ``fixed`` one clamping, any other pinning (docs/flexible.md)."""
+    joints, a ``fixed`` one or one driven at constant speed clamping, any other pinning
+    (docs/flexible.md)."""
+    driven = {driver.joint for driver in config.drivers if driver.type == "constant_speed"}
     chains = []
     for body in config.bodies:
         spec = body.flexible
@@ -90,10 +92,11 @@ def beam_chains(config: MechanismConfig, layout: BodyLayout) -> tuple[BeamChain,
         )
         supports = []
         for joint in config.joints:
+            clamps = joint.type == "fixed" or joint.name in driven
             for name, point in zip(joint.bodies, joint.points):
                 if name == body.name:
                     index, local = layout.attach(name, point)
-                    supports.append((index - first, float(local[0]), float(local[1]), joint.type == "fixed"))
+                    supports.append((index - first, float(local[0]), float(local[1]), clamps))
         masses = layout.masses[first : first + spec.segments + 1]
         inertias = layout.inertias[first : first + spec.segments + 1]
         coefficient = frequency_coefficient(chain, masses, inertias, supports)

@@ -23,8 +23,8 @@ given rtol is smaller in chattering stiff contact).
 Flexible bodies are different: their beam elements add modes far faster than the contact
 (:func:`structural_rate`), which bound an explicit step whatever the contact does.
 :func:`auto_solver` compares that rate with the time scale the run resolves
-(:func:`resolved_period`) and takes Rodas5P when an explicit step would cut it into more
-than ``STIFFNESS_THRESHOLD`` steps (the flexible study in ``docs/integration.md``).
+(:func:`resolved_period`): Rodas5P when the explicit steps that bound forces cost more than
+the Rosenbrock steps with their Jacobians (the flexible study in ``docs/integration.md``).
 """
 
 import numpy as np
@@ -36,12 +36,15 @@ from .timescales import contact_periods
 AUTO_SOLVER = "tsit5"
 
 # Flexible bodies (beam elements) bring time scales of their own: the highest element
-# mode, and the Rayleigh damping of that mode, can bound an explicit step far below what
-# the contacts need. ``auto`` then takes the stiff solver when the explicit step bound
-# would cut the resolved time scale into more than ``STIFFNESS_THRESHOLD`` steps
-# (docs/integration.md, "Flexible bodies").
+# mode, and the Rayleigh damping of that mode, bound an explicit step to about
+# ``EXPLICIT_STABILITY / rate`` whatever the contact does, while a Rosenbrock step is free
+# of that bound but forms the Jacobian of the field, ~``JACOBIAN_COST_PER_COORDINATE``
+# explicit steps per coordinate, and needs ~``STIFF_STEPS_PER_PERIOD`` steps per resolved
+# period. Measured on the flexible Flores slider-crank (docs/integration.md, "Flexible bodies").
 STIFF_AUTO_SOLVER = "rodas5p"
-STIFFNESS_THRESHOLD = 100.0
+EXPLICIT_STABILITY = 3.3  # Tsit5: rate x step where its steps stop growing with rtol
+STIFF_STEPS_PER_PERIOD = 7.4  # Rodas5P steps per contact period at rtol 1e-5
+JACOBIAN_COST_PER_COORDINATE = 1.1  # Rodas5P step / Tsit5 step, per coordinate
 
 
 def resolve_solver(name: str) -> str:
@@ -75,17 +78,22 @@ def resolved_period(mechanism: Mechanism) -> float:
     return 2.0 * np.pi / min(bending) if bending else float("inf")
 
 
-def choose_solver(structural_rate: float, resolved_period: float) -> str:
-    """``STIFF_AUTO_SOLVER`` when ``structural_rate * resolved_period > STIFFNESS_THRESHOLD``,
-    else ``AUTO_SOLVER`` (an explicit step is stable up to ``~3 / rate``)."""
-    stiff = np.isfinite(resolved_period) and structural_rate * resolved_period > STIFFNESS_THRESHOLD
-    return STIFF_AUTO_SOLVER if stiff else AUTO_SOLVER
+def choose_solver(structural_rate: float, resolved_period: float, coordinates: int) -> str:
+    """``STIFF_AUTO_SOLVER`` when the explicit steps per resolved period,
+    ``rate T / EXPLICIT_STABILITY``, cost more than the stiff ones,
+    ``STIFF_STEPS_PER_PERIOD x JACOBIAN_COST_PER_COORDINATE x coordinates`` explicit steps;
+    else ``AUTO_SOLVER``."""
+    if not np.isfinite(resolved_period):
+        return AUTO_SOLVER
+    explicit = structural_rate * resolved_period / EXPLICIT_STABILITY
+    stiff = STIFF_STEPS_PER_PERIOD * JACOBIAN_COST_PER_COORDINATE * coordinates
+    return STIFF_AUTO_SOLVER if explicit > stiff else AUTO_SOLVER
 
 
 def auto_solver(mechanism: Mechanism) -> str:
     """What ``solver = "auto"`` means for ``mechanism``."""
-    return choose_solver(structural_rate(mechanism), resolved_period(mechanism))
+    return choose_solver(structural_rate(mechanism), resolved_period(mechanism), mechanism.initial_positions.size)
 
 
-__all__ = ["AUTO_SOLVER", "STIFF_AUTO_SOLVER", "STIFFNESS_THRESHOLD", "auto_solver", "choose_solver",
+__all__ = ["AUTO_SOLVER", "STIFF_AUTO_SOLVER", "auto_solver", "choose_solver",
            "resolve_solver", "resolved_period", "structural_rate"]
