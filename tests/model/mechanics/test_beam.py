@@ -119,7 +119,7 @@ def test_linear_chain_matches_the_linearised_equations_of_motion():
     expected = natural_frequencies(stiffness, mass, clamped_rows(elements))
     x = flatten_state(initial_state(mechanism))
     n = 6 * (elements + 1)
-    jacobian = jax.jacfwd(lambda y: flat_vector_field(0.0, x.at[:n].set(y), mechanism)[:n])(x[:n])
+    jacobian = jax.jit(jax.jacfwd(lambda y: flat_vector_field(0.0, x.at[:n].set(y), mechanism)[:n]))(x[:n])
     eigen = np.linalg.eigvals(np.asarray(jacobian))
     found = np.sort(np.abs(eigen.imag[eigen.imag > 1.0]))
     np.testing.assert_allclose(found, expected, rtol=1e-6)
