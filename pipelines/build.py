@@ -27,6 +27,7 @@ from model.mechanics.mechanism import (
     RevoluteJoint,
 )
 from model.integrate.settings import SolverSettings
+from model.integrate.solver_choice import auto_solver
 from model.contact.stiffness import effective_modulus
 
 from .build_flexible import beam_chains, body_layout, point_loads
@@ -176,15 +177,12 @@ def solver_settings(config: MechanismConfig, **changes) -> SolverSettings:
     return SolverSettings(**settings)
 
 
-# Beam elements are stiff (axial modes near 1e5-1e6 rad/s, Rayleigh damping of the highest
-# modes far above that): an explicit solver needs ~1e-8 s steps, a Rosenbrock one does not.
-FLEXIBLE_AUTO_SOLVER = "rodas5p"
-
-
 def _flexible_auto_solver(config: MechanismConfig) -> str | None:
-    """``solver = "auto"`` on a mechanism with a flexible body of two or more segments."""
-    flexible = any(body.flexible is not None and body.flexible.segments > 1 for body in config.bodies)
-    return FLEXIBLE_AUTO_SOLVER if flexible and config.simulation.solver == "auto" else None
+    """``solver = "auto"`` on a mechanism with a flexible body: chosen from the beam
+    elements' fastest rate against the contact period (:func:`model.integrate.auto_solver`)."""
+    if config.simulation.solver != "auto" or not any(body.flexible is not None for body in config.bodies):
+        return None
+    return auto_solver(build_mechanism(config))
 
 
 # Continuous parameters a path may address: (section, key) -> getter of the leaf.

@@ -1,5 +1,5 @@
 """Expansion of the config's bodies into the engine's rigid bodies: a rigid body is one, a
-flexible body ``B`` is ``segments`` rigid bodies named ``B[k]`` joined by a
+flexible body ``B`` of ``segments = m`` elements is ``m + 1`` rigid bodies named ``B[k]`` joined by a
 :class:`~model.mechanics.flexible.BeamChain`; joint and load points go to the segment that
 holds them (``model/mechanics/segmentation.py``)."""
 
@@ -13,7 +13,9 @@ import numpy as np
 from model.mechanics.beam import SHEAR_FACTORS, section_properties
 from model.mechanics.flexible import BeamChain, PointLoad
 from model.mechanics.mechanism import GROUND
-from model.mechanics.segmentation import frequency_coefficient, holding_segment, segment_centres, segment_inertia
+from model.mechanics.segmentation import (
+    frequency_coefficient, holding_segment, segment_centres, segment_inertias, segment_masses,
+)
 
 from .config import MechanismConfig
 
@@ -54,11 +56,12 @@ def body_layout(config: MechanismConfig) -> BodyLayout:
             continue
         layout.flexible[body.name] = spec
         section = section_properties(spec.section.shape, **spec.section.dimensions())
-        inertia = segment_inertia(body.mass, spec.length, spec.segments, section["area"], section["izz"])
+        masses = segment_masses(body.mass, spec.segments)
+        inertias = segment_inertias(body.mass, spec.length, spec.segments, section["area"], section["izz"])
         direction = np.array([np.cos(body.angle), np.sin(body.angle)])
         for k, x in enumerate(segment_centres(spec.length, spec.segments)):
-            layout.masses.append(body.mass / spec.segments)
-            layout.inertias.append(inertia)
+            layout.masses.append(float(masses[k]))
+            layout.inertias.append(float(inertias[k]))
             layout.positions += [*(np.asarray(body.position) + x * direction), body.angle]
             layout.names.append(f"{body.name}[{k}]")
     return layout
@@ -66,7 +69,9 @@ def body_layout(config: MechanismConfig) -> BodyLayout:
 
 def beam_chains(config: MechanismConfig, layout: BodyLayout) -> tuple[BeamChain, ...]:
     """One chain per flexible body, its Rayleigh damping tuned on the body's supports: its
-    joints, a ``fixed`` one clamping, any other pinning (docs/flexible.md)."""
+    joints, a ``fixed`` one or one driven at constant speed clamping, any other pinning
+    (docs/flexible.md)."""
+    driven = {driver.joint for driver in config.drivers if driver.type == "constant_speed"}
     chains = []
     for body in config.bodies:
         spec = body.flexible
@@ -83,16 +88,17 @@ def beam_chains(config: MechanismConfig, layout: BodyLayout) -> tuple[BeamChain,
             inertia_x=leaf(section["ixx"]), shear_factor_y=leaf(shear), shear_factor_z=leaf(shear),
             element_length=leaf(spec.length / spec.segments), mass_per_length=leaf(body.mass / spec.length),
             damping_ratio=leaf(spec.damping_ratio), frequency_coefficient=leaf(1.0),
-            segments=tuple(range(first, first + spec.segments)), name=body.name,
+            segments=tuple(range(first, first + spec.segments + 1)), name=body.name,
         )
         supports = []
         for joint in config.joints:
+            clamps = joint.type == "fixed" or joint.name in driven
             for name, point in zip(joint.bodies, joint.points):
                 if name == body.name:
                     index, local = layout.attach(name, point)
-                    supports.append((index - first, float(local[0]), float(local[1]), joint.type == "fixed"))
-        masses = layout.masses[first : first + spec.segments]
-        inertias = layout.inertias[first : first + spec.segments]
+                    supports.append((index - first, float(local[0]), float(local[1]), clamps))
+        masses = layout.masses[first : first + spec.segments + 1]
+        inertias = layout.inertias[first : first + spec.segments + 1]
         coefficient = frequency_coefficient(chain, masses, inertias, supports)
         chains.append(BeamChain(**{**{f: getattr(chain, f) for f in chain.__dataclass_fields__},
                                    "frequency_coefficient": leaf(coefficient)}))

@@ -55,7 +55,8 @@ class BeamSection(Section):
 
 
 class Flexible(Section):
-    """A body cut into ``segments`` rigid segments along its ``length`` (x of its frame)."""
+    """A body divided into ``segments`` beam elements along its ``length`` (x of its frame),
+    its mass into ``segments + 1`` rigid segments (half-length ones at the ends)."""
 
     segments: Annotated[int, Field(ge=1)]
     length: PositiveLength

@@ -1,12 +1,13 @@
 """Output columns, summary figures and the plot of flexible bodies.
 
 Per flexible body ``B`` (SI): ``B.x, B.y, B.theta`` and their rates and accelerations for
-its reference frame — the centre of mass of its segments and their mean angle (both linear
-in the segment coordinates, so velocities and accelerations are the same averages);
+its reference frame — the centre of mass of its segments and their mass-weighted mean angle
+(both linear in the segment coordinates, so velocities and accelerations are the same
+averages);
 ``B.deflection``, the transverse displacement of the body's midpoint (x = 0 of the
 undeformed body) from the chord of its two end points, positive to the left of the chord
 (from the x = -L/2 end to the x = +L/2 end); ``B.axial_force_k`` (tension positive) and
-``B.bending_moment_k`` at the joint between segments k and k + 1.
+``B.bending_moment_k`` at the cut between segments k and k + 1 (the middle of element k).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from model.mechanics.flexible import section_loads
 from model.mechanics.mechanism import Mechanism
-from model.mechanics.segmentation import holding_segment, segment_centres
+from model.mechanics.segmentation import holding_segment, segment_centres, segment_masses
 
 
 def _point(q, segment: int, local_x: float) -> np.ndarray:
@@ -27,11 +28,11 @@ def _point(q, segment: int, local_x: float) -> np.ndarray:
 
 def midpoint_deflection(q: np.ndarray, segments: tuple[int, ...], element_length: float) -> np.ndarray:
     """Signed distance (m) of the midpoint from the chord of the end points, per sample."""
-    count = len(segments)
-    half = element_length / 2.0
-    start, end = _point(q, segments[0], -half), _point(q, segments[-1], half)
-    middle = holding_segment(0.0, count * element_length, count)
-    centre = segment_centres(count * element_length, count)[middle]
+    elements = len(segments) - 1
+    quarter = element_length / 4.0
+    start, end = _point(q, segments[0], -quarter), _point(q, segments[-1], quarter)
+    middle = holding_segment(0.0, elements * element_length, elements)
+    centre = segment_centres(elements * element_length, elements)[middle]
     mid = _point(q, segments[middle], -centre)
     chord = end - start
     arm = mid - start
@@ -43,9 +44,10 @@ def flexible_columns(mechanism: Mechanism, trajectory) -> dict[str, np.ndarray]:
     columns: dict[str, np.ndarray] = {}
     for chain in mechanism.beam_chains:
         index = np.asarray(chain.segments)
+        weights = segment_masses(1.0, len(index) - 1)
         for k, (pos, vel, acc) in enumerate((("x", "vx", "ax"), ("y", "vy", "ay"), ("theta", "omega", "alpha"))):
             for label, values in ((pos, q), (vel, qd), (acc, qdd)):
-                columns[f"{chain.name}.{label}"] = values[:, 3 * index + k].mean(axis=1)
+                columns[f"{chain.name}.{label}"] = values[:, 3 * index + k] @ weights
         columns[f"{chain.name}.deflection"] = midpoint_deflection(q, chain.segments, float(chain.element_length))
         axial, moment = jax.vmap(lambda q_, qd_: section_loads(chain, q_, qd_))(trajectory.q, trajectory.qd)
         for k in range(len(chain.segments) - 1):

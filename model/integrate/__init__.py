@@ -19,6 +19,7 @@ from .solve import make_solver as make_solver
 from .solve import simulate as simulate
 from .solve import solve as solve
 from .solver_choice import AUTO_SOLVER as AUTO_SOLVER
+from .solver_choice import auto_solver as auto_solver
 from .solver_choice import resolve_solver as resolve_solver
 from .step_bound import OpenJointStepBound as OpenJointStepBound
 from .step_bound import open_joint_step_bound as open_joint_step_bound

@@ -17,11 +17,34 @@ linear 1e12 N/m law, restitution 0.9 or 0.05; output interval / contact period 3
 No cheap estimate predicted a win of the stiff path: an earlier rule (output
 interval >= 4 contact periods -> Rodas5P) grew with the output interval while the work did
 not change, and would have sent every stiff variant to Rodas5P. ``auto`` therefore means
-Tsit5; the stiff solvers stay available by name (their error at a given rtol is smaller in
-chattering stiff contact).
+Tsit5 for rigid mechanisms; the stiff solvers stay available by name (their error at a
+given rtol is smaller in chattering stiff contact).
+
+Flexible bodies are different: their beam elements add modes far faster than the contact
+(:func:`structural_rate`), which bound an explicit step whatever the contact does.
+:func:`auto_solver` compares that rate with the time scale the run resolves
+(:func:`resolved_period`): Rodas5P when the explicit steps that bound forces cost more than
+the Rosenbrock steps with their Jacobians (the flexible study in ``docs/integration.md``).
 """
 
+import numpy as np
+
+from ..mechanics.mechanism import Mechanism
+from ..mechanics.segmentation import highest_frequency
+from .timescales import contact_periods
+
 AUTO_SOLVER = "tsit5"
+
+# Flexible bodies (beam elements) bring time scales of their own: the highest element
+# mode, and the Rayleigh damping of that mode, bound an explicit step to about
+# ``EXPLICIT_STABILITY / rate`` whatever the contact does, while a Rosenbrock step is free
+# of that bound but forms the Jacobian of the field, ~``JACOBIAN_COST_PER_COORDINATE``
+# explicit steps per coordinate, and needs ~``STIFF_STEPS_PER_PERIOD`` steps per resolved
+# period. Measured on the flexible Flores slider-crank (docs/integration.md, "Flexible bodies").
+STIFF_AUTO_SOLVER = "rodas5p"
+EXPLICIT_STABILITY = 3.3  # Tsit5: rate x step where its steps stop growing with rtol
+STIFF_STEPS_PER_PERIOD = 7.4  # Rodas5P steps per contact period at rtol 1e-5
+JACOBIAN_COST_PER_COORDINATE = 1.1  # Rodas5P step / Tsit5 step, per coordinate
 
 
 def resolve_solver(name: str) -> str:
@@ -29,4 +52,48 @@ def resolve_solver(name: str) -> str:
     return AUTO_SOLVER if name == "auto" else name
 
 
-__all__ = ["AUTO_SOLVER", "resolve_solver"]
+def structural_rate(mechanism: Mechanism) -> float:
+    """Fastest rate (1/s) of the beam elements: ``max(omega_max, beta omega_max^2)`` over the
+    flexible bodies, ``omega_max`` the highest natural frequency of the free chain and
+    ``beta`` its Rayleigh coefficient (an underdamped mode has eigenvalues of modulus
+    ``omega``, an overdamped one up to ``2 zeta omega = beta omega^2``). 0 without flexible
+    bodies. Host-side (NumPy), on a concrete mechanism."""
+    rate = 0.0
+    masses, inertias = np.asarray(mechanism.masses), np.asarray(mechanism.inertias)
+    for chain in mechanism.beam_chains:
+        index = np.asarray(chain.segments)
+        omega = highest_frequency(chain, masses[index], inertias[index])
+        rate = max(rate, omega, float(chain.rayleigh_beta()) * omega**2)
+    return rate
+
+
+def resolved_period(mechanism: Mechanism) -> float:
+    """The time scale (s) the solution has to resolve: the shortest contact period of the
+    clearance joints (:func:`model.integrate.timescales.contact_periods`), or without
+    clearance joints the period of the slowest first bending mode of the flexible bodies."""
+    periods = np.asarray(contact_periods(mechanism))
+    if periods.size:
+        return float(periods.min())
+    bending = [float(chain.first_bending_frequency()) for chain in mechanism.beam_chains]
+    return 2.0 * np.pi / min(bending) if bending else float("inf")
+
+
+def choose_solver(structural_rate: float, resolved_period: float, coordinates: int) -> str:
+    """``STIFF_AUTO_SOLVER`` when the explicit steps per resolved period,
+    ``rate T / EXPLICIT_STABILITY``, cost more than the stiff ones,
+    ``STIFF_STEPS_PER_PERIOD x JACOBIAN_COST_PER_COORDINATE x coordinates`` explicit steps;
+    else ``AUTO_SOLVER``."""
+    if not np.isfinite(resolved_period):
+        return AUTO_SOLVER
+    explicit = structural_rate * resolved_period / EXPLICIT_STABILITY
+    stiff = STIFF_STEPS_PER_PERIOD * JACOBIAN_COST_PER_COORDINATE * coordinates
+    return STIFF_AUTO_SOLVER if explicit > stiff else AUTO_SOLVER
+
+
+def auto_solver(mechanism: Mechanism) -> str:
+    """What ``solver = "auto"`` means for ``mechanism``."""
+    return choose_solver(structural_rate(mechanism), resolved_period(mechanism), mechanism.initial_positions.size)
+
+
+__all__ = ["AUTO_SOLVER", "STIFF_AUTO_SOLVER", "auto_solver", "choose_solver",
+           "resolve_solver", "resolved_period", "structural_rate"]

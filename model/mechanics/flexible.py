@@ -1,11 +1,15 @@
 """Flexible bodies as chains of rigid segments (rigid finite element method) and point loads.
 
-A flexible body of length ``L`` and mass ``M`` is cut into ``m`` equal rigid segments
-(Wittbrodt, Adamiec-Wójcik & Wojciech 2006): each has mass ``M/m`` and, about its own centre,
-the in-plane inertia of its piece of the beam, ``J_s = (M/m) (L_s^2/12 + Izz/A)``,
-``L_s = L/m`` (the slice of a prismatic bar: length term plus the section's radius of
-gyration). Neighbours are joined by the Timoshenko element of :mod:`model.mechanics.beam`
-between their centres (element length ``L/m``).
+A flexible body of length ``L`` and mass ``M`` is divided into ``m`` elements of length
+``L/m`` with nodes ``x_k = -L/2 + k L/m`` and its mass into ``m + 1`` rigid segments, segment
+``k`` holding node ``k`` and the beam within ``L/(2m)`` of it (half-length segments at the
+ends; Wittbrodt, Adamiec-Wójcik & Wojciech 2006, §2.1; :mod:`model.mechanics.segmentation`).
+Each segment has its piece's mass ``m_s`` and in-plane inertia ``m_s (L_s^2/12 + Izz/A)``.
+Element ``k`` is the Timoshenko element of :mod:`model.mechanics.beam` from node ``k`` (on
+segment ``k``) to node ``k + 1`` (on segment ``k + 1``): the segment centres for inner
+segments, the outer ends of the end segments. Neighbouring elements share their node, so
+the chain is a beam of exact Timoshenko elements with the mass lumped at the nodes: exact
+statics under nodal loads and second-order frequencies.
 
 Structural damping is stiffness proportional (Rayleigh, ``C = beta K``), with
 ``beta = 2 zeta / omega_1``: the first bending mode gets the damping ratio ``zeta``, higher
@@ -68,17 +72,31 @@ class PointLoad(eqx.Module):
     value: Float[Array, "2"]  # force (fx, fy), or (torque, 0)
 
 
+def node_offsets(chain: BeamChain) -> tuple[Float[Array, " elements"], Float[Array, " elements"]]:
+    """x (m) of each element's node i on segment ``k`` and node j on segment ``k + 1``, in the
+    segments' frames: zero at inner segments' centres, ``-+L_e/4`` at the outer ends of the
+    half-length end segments."""
+    count = len(chain.segments) - 1
+    quarter = jnp.asarray(chain.element_length) / 4.0
+    start = jnp.zeros(count, dtype=quarter.dtype).at[0].set(-quarter)
+    return start, jnp.zeros(count, dtype=quarter.dtype).at[-1].set(quarter)
+
+
 def planar_deformation(chain: BeamChain, q) -> Float[Array, "elements 3"]:
     """Element deformations ``(u, v, phi)`` (m, m, rad), in the frame of each element's node i.
 
-    ``(u, v) = R(theta_i)^T (r_j - r_i) - (L_e, 0)`` and ``phi = theta_j - theta_i``: the
+    ``(u, v) = R(theta_i)^T (p_j - p_i) - (L_e, 0)`` and ``phi = theta_j - theta_i``, with
+    ``p = r + R(theta) (a, 0)`` the nodes (offsets ``a`` from :func:`node_offsets`): the
     displacement and rotation of node j relative to the undeformed element clamped at node i.
     """
     poses = q.reshape(-1, 3)
     index = jnp.asarray(chain.segments)
     first, second = poses[index[:-1]], poses[index[1:]]
-    chord = second[:, :2] - first[:, :2]
+    offset_i, offset_j = node_offsets(chain)
     cos, sin = jnp.cos(first[:, 2]), jnp.sin(first[:, 2])
+    node_i = first[:, :2] + offset_i[:, None] * jnp.stack([cos, sin], axis=1)
+    node_j = second[:, :2] + offset_j[:, None] * jnp.stack([jnp.cos(second[:, 2]), jnp.sin(second[:, 2])], axis=1)
+    chord = node_j - node_i
     axial = cos * chord[:, 0] + sin * chord[:, 1] - chain.element_length
     transverse = -sin * chord[:, 0] + cos * chord[:, 1]
     return jnp.stack([axial, transverse, second[:, 2] - first[:, 2]], axis=1)
@@ -92,7 +110,7 @@ def element_forces(chain: BeamChain, q, qd) -> Float[Array, "elements 3"]:
 
 def section_loads(chain: BeamChain, q, qd) -> tuple[Float[Array, " elements"], Float[Array, " elements"]]:
     """Axial force (N, tension positive) and bending moment (N m, positive with positive
-    curvature) at the middle of each element, i.e. at the joint between two segments.
+    curvature) at the middle of each element, i.e. at the cut between two segments.
 
     Equilibrium of the element clamped at i with end loads ``(N, V, M_j)`` at j:
     ``M(L/2) = M_j + V L/2``.

@@ -2,47 +2,70 @@
 weighs, which segment holds a point, and the first bending frequency of the chain on its
 supports (used to set the Rayleigh damping). Build-time helpers (NumPy floats in, out).
 
-Body frame of the undeformed body: origin at its centre, x along its length; segment ``k``
-(of ``m``) spans ``x in [-L/2 + k L/m, -L/2 + (k+1) L/m]``.
+Body frame of the undeformed body: origin at its centre, x along its length ``L``.
+Division of the rigid finite element method (Wittbrodt, Adamiec-Wójcik & Wojciech 2006,
+§2.1): the body is first divided into ``m`` elements of length ``L/m`` with nodes
+``x_k = -L/2 + k L/m`` (k = 0..m); the elements' flexibility is concentrated between the
+nodes, and the mass in ``m + 1`` rigid segments around them: segment ``k`` spans
+``[x_k - L/(2m), x_k + L/(2m)]`` cut to the body, so the two end segments have half length.
 """
 
 from collections.abc import Sequence
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
-from .flexible import BeamChain, planar_deformation
+from .flexible import BeamChain, node_offsets
 from .beam import planar_stiffness
 
 
-def segment_centres(length: float, segments: int) -> np.ndarray:
+def segment_bounds(length: float, elements: int) -> np.ndarray:
+    """``(m + 1, 2)`` start and end x (m) of each segment in the body frame."""
+    cuts = -length / 2.0 + (np.arange(elements) + 0.5) * length / elements
+    return np.stack([np.r_[-length / 2.0, cuts], np.r_[cuts, length / 2.0]], axis=1)
+
+
+def segment_centres(length: float, elements: int) -> np.ndarray:
     """x of each segment's centre in the body frame (m)."""
-    return -length / 2.0 + (np.arange(segments) + 0.5) * length / segments
+    return segment_bounds(length, elements).mean(axis=1)
 
 
-def segment_inertia(mass: float, length: float, segments: int, area: float, inertia_z: float) -> float:
-    """In-plane inertia of one segment about its centre, ``(M/m) (L_s^2/12 + Izz/A)`` (kg m^2)."""
-    segment_length = length / segments
-    return mass / segments * (segment_length**2 / 12.0 + inertia_z / area)
+def segment_masses(mass: float, elements: int) -> np.ndarray:
+    """Mass of each segment, ``M/m`` inside and ``M/(2m)`` at the ends (kg)."""
+    return mass * np.diff(segment_bounds(1.0, elements), axis=1)[:, 0]
 
 
-def holding_segment(x: float, length: float, segments: int) -> int:
+def segment_inertias(mass: float, length: float, elements: int, area: float, inertia_z: float) -> np.ndarray:
+    """In-plane inertia of each segment about its centre, ``m_s (L_s^2/12 + Izz/A)`` (kg m^2):
+    the slice of a prismatic bar, length term plus the section's radius of gyration."""
+    lengths = np.diff(segment_bounds(length, elements), axis=1)[:, 0]
+    return segment_masses(mass, elements) * (lengths**2 / 12.0 + inertia_z / area)
+
+
+def holding_segment(x: float, length: float, elements: int) -> int:
     """Index of the segment that holds body-frame abscissa ``x`` (ends go to the end segments;
-    a point on a cut goes to the segment on its +x side)."""
-    return int(np.clip(np.floor((x + length / 2.0) / (length / segments)), 0, segments - 1))
+    a point on a cut, to rounding, goes to the segment on its +x side)."""
+    return int(np.clip(np.floor((x + length / 2.0) * elements / length + 0.5 + 1e-9), 0, elements))
 
 
 def linear_chain_matrices(chain: BeamChain, masses: Sequence[float], inertias: Sequence[float]):
     """Stiffness and mass matrices of a free straight chain, linearised about the undeformed
-    state, on its own coordinates ``(x, y, theta)`` per segment."""
+    state, on its own coordinates ``(x, y, theta)`` per segment.
+
+    Element ``k`` (node offsets ``a`` on segment ``k``, ``b`` on segment ``k + 1``, length
+    ``L_e``): ``du = dx_j - dx_i``, ``dv = dy_j - dy_i + b dtheta_j - (a + L_e) dtheta_i``,
+    ``dphi = dtheta_j - dtheta_i`` (the first-order terms of :func:`planar_deformation`).
+    """
     count = len(chain.segments)
-    local = BeamChain(**{**{f: getattr(chain, f) for f in chain.__dataclass_fields__}, "segments": tuple(range(count))})
-    q0 = jnp.stack([segment_centres(float(chain.element_length) * count, count), jnp.zeros(count), jnp.zeros(count)],
-                   axis=1).reshape(-1)
-    jacobian = np.asarray(jax.jacfwd(lambda q: planar_deformation(local, q).reshape(-1))(q0)).reshape(count - 1, 3, -1)
-    element = np.asarray(planar_stiffness(local.stiffness()))
+    length = float(chain.element_length)
+    offset_i, offset_j = (np.asarray(a) for a in node_offsets(chain))
+    jacobian = np.zeros((count - 1, 3, 3 * count))
+    for k in range(count - 1):
+        i, j = 3 * k, 3 * (k + 1)
+        jacobian[k, 0, [i, j]] = -1.0, 1.0
+        jacobian[k, 1, [i + 1, i + 2, j + 1, j + 2]] = -1.0, -(offset_i[k] + length), 1.0, offset_j[k]
+        jacobian[k, 2, [i + 2, j + 2]] = -1.0, 1.0
+    element = np.asarray(planar_stiffness(chain.stiffness()))
     stiffness = np.einsum("eai,ab,ebj->ij", jacobian, element, jacobian)
     mass = np.diag(np.stack([masses, masses, inertias], axis=1).reshape(-1))
     return stiffness, mass
@@ -70,10 +93,17 @@ def natural_frequencies(stiffness: np.ndarray, mass: np.ndarray, rows: np.ndarra
 
 
 def frequency_coefficient(chain: BeamChain, masses, inertias, supports) -> float:
-    """``c = omega_1 / sqrt(E Izz / mu)`` (1/m^2) of the chain on ``supports``. With
-    ``segments = 1`` there is no elastic mode and ``c`` is 1 (no damping is applied then)."""
-    if len(chain.segments) < 2:
-        return 1.0
+    """``c = omega_1 / sqrt(E Izz / mu)`` (1/m^2) of the chain on ``supports`` (1 when the
+    supports leave no elastic mode: no damping is applied then)."""
     stiffness, mass = linear_chain_matrices(chain, masses, inertias)
     omega = natural_frequencies(stiffness, mass, support_rows(len(chain.segments), supports))
+    if omega.size == 0:
+        return 1.0
     return float(omega[0] / np.sqrt(float(chain.modulus * chain.inertia_z / chain.mass_per_length)))
+
+
+def highest_frequency(chain: BeamChain, masses, inertias) -> float:
+    """Largest natural frequency (rad/s) of the free chain: the fastest structural time scale
+    an explicit integrator has to resolve."""
+    stiffness, mass = linear_chain_matrices(chain, masses, inertias)
+    return float(natural_frequencies(stiffness, mass, np.zeros((0, stiffness.shape[0])))[-1])
