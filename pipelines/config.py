@@ -847,6 +847,13 @@ def _attributed(error: ConfigError, origins: Mapping[str, tuple[str, str]]) -> C
 
 def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | None = None) -> MechanismConfig:
     """Validate ``raw``; ``origins`` maps dotted paths that came from elsewhere to (file, note)."""
+    if raw.get("dimension", 2) == 3:
+        from .config_spatial import spatial_from_dict  # the spatial format lives in its own module
+
+        try:
+            return spatial_from_dict(raw, str(source))
+        except ConfigError as error:
+            raise _attributed(error, origins or {}) from None
     try:
         config = MechanismConfig.model_validate(raw)
     except ValidationError as error:
@@ -862,7 +869,8 @@ def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | N
 
 
 def mechanism_from_dict(raw: dict, source: str) -> MechanismConfig:
-    """Validate a raw mechanism dict and convert it to SI; errors name ``source``."""
+    """Validate a raw mechanism dict and convert it to SI; errors name ``source``. A
+    ``dimension = 3`` dict gives a :class:`~pipelines.config_spatial.SpatialConfig`."""
     return _validate(raw, str(source))
 
 
