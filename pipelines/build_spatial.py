@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -130,13 +131,19 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     return _check_redundancy(config, mechanism)
 
 
+@jax.jit
+def _initial_positions(mechanism: SpatialMechanism):
+    # compiled once per mechanism structure: a sweep builds and checks every point's mechanism
+    return initial_state(mechanism).x
+
+
 def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:
     """Refuse dependent rows among the user's joints and drivers; drop the generated axial
     rows of clearance joints that the other joints already imply (e.g. a planar loop)."""
     user = dataclasses.replace(mechanism, cylindrical_joints=(), spherical_joints=())
     if not user.joints:
         return mechanism
-    x0 = np.asarray(initial_state(mechanism).x)
+    x0 = np.asarray(_initial_positions(mechanism))
     redundant = redundant_joints(user, x0)
     if redundant:
         raise ConfigError(config.source, "joints",

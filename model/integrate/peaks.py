@@ -97,10 +97,13 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     penetration, force = values[:, 0, :], values[:, 2, :]
     at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
 
-    def refined_max(samples, row):
-        vertex_times = t0 + jax.vmap(_parabola_vertex, in_axes=1)(samples) / SUBDIVISIONS * h
-        refined = jnp.diagonal(jax.vmap(at)(vertex_times)[:, row, :])  # each joint at its vertex
-        return jnp.maximum(jnp.max(samples, axis=0), refined)
+    # one batched evaluation per stage of the reduction: each traced evaluation is a copy of
+    # the contact code in the compiled step, and the spatial joints' is large
+    vertices = jnp.concatenate([jax.vmap(_parabola_vertex, in_axes=1)(samples) for samples in (force, penetration)])
+    at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
+    count = force.shape[1]
+    refined_force = jnp.maximum(jnp.max(force, axis=0), jnp.diagonal(at_vertices[:count, 2, :]))
+    refined_penetration = jnp.maximum(jnp.max(penetration, axis=0), jnp.diagonal(at_vertices[count:, 0, :]))
 
     onsets = (penetration[:-1] <= 0.0) & (penetration[1:] > 0.0)  # [subdivisions, joints]
     first_onset = jnp.argmax(onsets, axis=0)
@@ -108,13 +111,17 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     before, after = penetration[first_onset, joints], penetration[first_onset + 1, joints]
     low = times[first_onset]
     share = jnp.clip(_safe_divide(-before, after - before), 0.0, 1.0)
-    onset_time = low + share * h / SUBDIVISIONS
-    for _ in range(NEWTON_ITERATIONS):
+
+    def newton(iteration, carry):
+        # NEWTON_ITERATIONS updates of the onset time, then its rate at the last one
+        onset_time, _ = carry
         values_at = jax.vmap(at)(onset_time)
-        delta = jnp.diagonal(values_at[:, 0, :])
-        rate = jnp.diagonal(values_at[:, 1, :])
-        onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
-    onset_rate = jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
+        delta, rate = jnp.diagonal(values_at[:, 0, :]), jnp.diagonal(values_at[:, 1, :])
+        updated = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
+        return jnp.where(iteration < NEWTON_ITERATIONS, updated, onset_time), rate
+
+    onset_time, onset_rate = jax.lax.fori_loop(0, NEWTON_ITERATIONS + 1, newton,
+                                               (low + share * h / SUBDIVISIONS, jnp.zeros_like(low)))
     new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
 
     positive = jnp.maximum(penetration, 0.0)
@@ -122,8 +129,8 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     contact_share = jnp.where((penetration[:-1] > 0.0) & (penetration[1:] > 0.0), 1.0,
                               _safe_divide(positive[:-1] + positive[1:], span))
     return Peaks(
-        max_normal_force=jnp.maximum(peaks.max_normal_force, refined_max(force, 2)),
-        max_penetration=jnp.maximum(peaks.max_penetration, refined_max(penetration, 0)),
+        max_normal_force=jnp.maximum(peaks.max_normal_force, refined_force),
+        max_penetration=jnp.maximum(peaks.max_penetration, refined_penetration),
         first_impact_time=jnp.where(new_impact, onset_time, peaks.first_impact_time),
         first_impact_velocity=jnp.where(new_impact, onset_rate, peaks.first_impact_velocity),
         num_impacts=peaks.num_impacts + jnp.sum(onsets, axis=0),

@@ -349,6 +349,9 @@ def load_design_problem(path: str | Path, overrides: tuple[str, ...] | list[str]
     for name in raw:
         if name not in TOP_LEVEL_KEYS:
             raise ConfigError(file, name, f"unknown key; allowed keys: {', '.join(TOP_LEVEL_KEYS)}")
+    if getattr(config, "dimension", 2) == 3:
+        # the design metrics compare against the ideal twin in planar coordinates
+        raise ConfigError(file, "base", f"{config.source} is a spatial mechanism; optimize needs a planar base")
     mechanism = build_mechanism(config)
     if not mechanism.clearance_names:
         raise ConfigError(file, "base", f"{config.source} has no revolute_clearance joint to design")
