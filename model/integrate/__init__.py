@@ -1,8 +1,8 @@
 """Time integration of planar and spatial mechanisms alike
 (:class:`model.mechanics.interface.AbstractMechanism`): solver registry and settings,
-``solve``/``simulate`` with diffrax, the
-refilling-lane ensemble for batches, Rosenbrock solvers, the implicit-stage chord
-iteration, and the step-size controller wrappers (free-flight bound, non-finite guard)."""
+``solve``/``simulate`` with diffrax, the refilling-lane ensemble for batches, Rosenbrock
+solvers, the implicit-stage chord iteration, and the step-size controller wrappers
+(free-flight bound, non-finite guard)."""
 
 from .chord import StageChord as StageChord
 from .ensemble import EnsembleSolution as EnsembleSolution
