@@ -29,8 +29,11 @@ t_end = "0.6 ms"
 output_interval = "10 us"
 """
 # the lanes and a single solve round differently, so accept/reject decisions and the states
-# agree to the integrator's tolerance, not to round-off (model/integrate/ensemble.py)
-AGREEMENT = 1e-4
+# agree to the integrator's tolerance (rtol 1e-6), not to round-off (model/integrate/ensemble.py);
+# the first impact comes before any contact, the peaks through one impact, the acceleration
+# peak from the output samples during it
+AGREEMENT = {"pin.first_impact_time": 1e-5, "pin.first_impact_velocity": 1e-4, "pin.max_normal_force": 1e-3,
+             "pin.max_penetration": 1e-3, "slider.max_abs_ax": 1e-2}
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +62,5 @@ def test_spatial_sweep_rows_equal_single_simulations(sweep):
         mechanism = build_mechanism(config)
         metrics = model.summary_metrics(mechanism, simulate(mechanism, solver_settings(config)))
         assert np.isfinite(metrics["pin.first_impact_time"])  # the window holds the first impact
-        for name in ("pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time",
-                     "pin.first_impact_velocity", "slider.max_abs_ax"):
-            assert row[name] == pytest.approx(float(metrics[name]), rel=AGREEMENT), name
+        for name, agreement in AGREEMENT.items():
+            assert row[name] == pytest.approx(float(metrics[name]), rel=agreement), name
