@@ -97,7 +97,7 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     penetration, force = values[:, 0, :], values[:, 2, :]
     at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
 
-    # one batched evaluation per stage of the reduction: each traced evaluation is a copy of
+    # both maxima's vertices in one batched evaluation: each traced evaluation is a copy of
     # the contact code in the compiled step, and the spatial joints' is large
     vertices = jnp.concatenate([jax.vmap(_parabola_vertex, in_axes=1)(samples) for samples in (force, penetration)])
     at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
@@ -112,16 +112,13 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     low = times[first_onset]
     share = jnp.clip(_safe_divide(-before, after - before), 0.0, 1.0)
 
-    def newton(iteration, carry):
-        # NEWTON_ITERATIONS updates of the onset time, then its rate at the last one
-        onset_time, _ = carry
+    onset_time = low + share * h / SUBDIVISIONS
+    for _ in range(NEWTON_ITERATIONS):
         values_at = jax.vmap(at)(onset_time)
-        delta, rate = jnp.diagonal(values_at[:, 0, :]), jnp.diagonal(values_at[:, 1, :])
-        updated = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
-        return jnp.where(iteration < NEWTON_ITERATIONS, updated, onset_time), rate
-
-    onset_time, onset_rate = jax.lax.fori_loop(0, NEWTON_ITERATIONS + 1, newton,
-                                               (low + share * h / SUBDIVISIONS, jnp.zeros_like(low)))
+        delta = jnp.diagonal(values_at[:, 0, :])
+        rate = jnp.diagonal(values_at[:, 1, :])
+        onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
+    onset_rate = jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
     new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
 
     positive = jnp.maximum(penetration, 0.0)
