@@ -107,7 +107,7 @@ class SpatialConfig:
                 node = node[segment]
             elif isinstance(node, list) and any(isinstance(item, Entry) and item["name"] == segment for item in node):
                 node = next(item for item in node if item["name"] == segment)
-            elif hasattr(node, "model_fields") and segment in type(node).model_fields:
+            elif segment in getattr(type(node), "model_fields", {}):
                 node = getattr(node, segment)
             else:
                 raise ConfigError(self.source, path, f"no {segment!r} in the validated config")
