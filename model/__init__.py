@@ -55,6 +55,7 @@ from .integrate import RejectNonFinite as RejectNonFinite
 from .integrate import Rodas4 as Rodas4
 from .integrate import Rodas5P as Rodas5P
 from .integrate import SolverSettings as SolverSettings
+from .integrate import SpatialTrajectory as SpatialTrajectory
 from .integrate import Trajectory as Trajectory
 from .integrate import contact_periods as contact_periods
 from .integrate import open_joint_step_bound as open_joint_step_bound
@@ -71,6 +72,7 @@ from .lubrication import film_force as film_force
 from .lubrication import film_motion as film_motion
 from .lubrication import solve_reynolds as solve_reynolds
 from .mechanics import GROUND as GROUND
+from .mechanics import AbstractMechanism as AbstractMechanism
 from .mechanics import ClearanceJoint as ClearanceJoint
 from .mechanics import Driver as Driver
 from .mechanics import FixedJoint as FixedJoint

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .mechanics.interface import AbstractMechanism
 from .mechanics.mechanism import Mechanism
 from .integrate.peaks import Peaks
 from .integrate.solve import Trajectory
@@ -90,7 +91,7 @@ def regimes(mechanism: Mechanism, trajectory: Trajectory) -> Regime:
     return Regime(*(jnp.stack(column) for column in zip(*shares)))
 
 
-def _peak_metrics(peaks: Peaks, duration, k: int) -> dict[str, Array]:
+def peak_joint_metrics(peaks: Peaks, duration, k: int) -> dict[str, Array]:
     """Joint ``k``'s metrics from the step-wise peaks (``duration``: simulated time, s)."""
     found = jnp.isfinite(peaks.first_impact_time[k])
     return {
@@ -116,13 +117,19 @@ def sampled_joint_metrics(t, penetration, normal_force, impact_memory) -> dict[s
     }
 
 
-def summary_metrics(mechanism: Mechanism, trajectory: Trajectory) -> dict[str, Array]:
-    """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``."""
+def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
+    """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``; a spatial
+    mechanism's are :func:`model.metrics_spatial.spatial_summary_metrics`."""
+    if not isinstance(mechanism, Mechanism):
+        # metrics_spatial builds on this module's joint metrics, so it is imported here
+        from .metrics_spatial import spatial_summary_metrics
+
+        return spatial_summary_metrics(mechanism, trajectory)
     metrics = {}
     for k, name in enumerate(mechanism.clearance_names):
         if trajectory.peaks is not None:
             duration = trajectory.t[-1] - trajectory.t[0]
-            peaks = _peak_metrics(trajectory.peaks, duration, k)
+            peaks = peak_joint_metrics(trajectory.peaks, duration, k)
             metrics.update({f"{name}.{key}": value for key, value in peaks.items()})
             continue
         sampled = sampled_joint_metrics(

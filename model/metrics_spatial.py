@@ -1,16 +1,21 @@
 """Summary metrics of a spatial trajectory: the planar metric names (``model/metrics.py``)
-plus ``B.max_abs_az``; per clearance joint the penetration is the deepest slice's and the
-first-impact speed the impact memory of the slice that touched first."""
+plus ``B.max_abs_az``. The joint metrics come from the step-wise peaks when the trajectory
+has them (:mod:`model.integrate.peaks`: a sliced joint's penetration and closing speed are
+its deepest slice's, its force the resultant of the slice forces); otherwise from the
+output samples, where the penetration is the deepest slice's and the first-impact speed the
+impact memory of the slice that touched first."""
 
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .integrate.spatial import SpatialTrajectory
+from .integrate.trajectory import SpatialTrajectory
 from .mechanics.spatial import SpatialMechanism
-from .metrics import sampled_joint_metrics
+from .metrics import BODY_METRICS, peak_joint_metrics, sampled_joint_metrics
+
+SPATIAL_BODY_METRICS = {**BODY_METRICS, "max_abs_az": "acceleration"}
 
 
-def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> dict[str, Array]:
+def _sampled(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> dict[str, Array]:
     metrics, start = {}, 0
     sizes = [j.slices for j in mechanism.cylindrical_joints] + [1] * len(mechanism.spherical_joints)
     for k, (name, size) in enumerate(zip(mechanism.clearance_names, sizes)):
@@ -22,6 +27,17 @@ def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTraj
         )
         metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
         start += size
+    return metrics
+
+
+def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> dict[str, Array]:
+    """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``."""
+    if trajectory.peaks is None:
+        metrics = _sampled(mechanism, trajectory)
+    else:
+        duration = trajectory.t[-1] - trajectory.t[0]
+        metrics = {f"{name}.{key}": value for k, name in enumerate(mechanism.clearance_names)
+                   for key, value in peak_joint_metrics(trajectory.peaks, duration, k).items()}
     accelerations = trajectory.vdot.reshape(trajectory.vdot.shape[0], -1, 2, 3)[:, :, 0, :]
     for b, name in enumerate(mechanism.body_names):
         for axis, label in enumerate("xyz"):

@@ -17,7 +17,6 @@ import numpy as np
 import model
 from model.contact.normal import ContactLaw
 from model.contact.friction import FrictionLaw
-from model.lubrication import Lubrication
 from model.mechanics.mechanism import (
     ClearanceJoint,
     Driver,
@@ -30,8 +29,13 @@ from model.integrate.settings import SolverSettings
 from model.integrate.solver_choice import auto_solver
 from model.contact.stiffness import effective_modulus
 
+from model.mechanics.spatial import SpatialMechanism
+
 from .build_flexible import beam_chains, body_layout, point_loads
+from .build_lubrication import build_lubrication
+from .build_spatial import build_spatial, spatial_parameter_leaf, spatial_settings
 from .config import MechanismConfig
+from .config_spatial import SpatialConfig
 from .errors import ConfigError
 
 
@@ -90,23 +94,12 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
     )
 
 
-def build_lubrication(lubrication) -> Lubrication | None:
-    """The model's oil film of a validated `[joints.lubrication]` table, or None (dry);
-    shared by the planar and spatial builders."""
-    if lubrication is None:
-        return None
-    onset, cap = lubrication.transition
-    return Lubrication(
-        model=lubrication.model,
-        viscosity=_array(lubrication.viscosity),
-        length=_array(lubrication.length),
-        transition_onset=_array(onset),
-        transition_cap=_array(cap),
-    )
-
-
-def build_mechanism(config: MechanismConfig) -> Mechanism:
-    """The :class:`~model.mechanics.mechanism.Mechanism` described by a validated config."""
+def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | SpatialMechanism:
+    """The mechanism described by a validated config: a planar
+    :class:`~model.mechanics.mechanism.Mechanism`, or for ``dimension = 3`` a
+    :class:`~model.mechanics.spatial.SpatialMechanism` (:func:`pipelines.build_spatial.build_spatial`)."""
+    if isinstance(config, SpatialConfig):
+        return build_spatial(config)
     revolute, prismatic, fixed, clearance = [], [], [], []
     revolute_index: dict[str, int] = {}
     layout = body_layout(config)
@@ -160,9 +153,11 @@ def build_mechanism(config: MechanismConfig) -> Mechanism:
     )
 
 
-def solver_settings(config: MechanismConfig, **changes) -> SolverSettings:
+def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> SolverSettings:
     """Static integration settings from ``[simulation]``; ``solver = "auto"`` is resolved
     with :func:`model.resolve_solver`."""
+    if isinstance(config, SpatialConfig):
+        return spatial_settings(config, **changes)
     simulation = config.simulation
     settings = dict(
         t_end=simulation.t_end,
@@ -205,14 +200,18 @@ _CLEARANCE_KEYS: dict[str, Callable[[ClearanceJoint], object]] = {
 }
 
 
-def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> tuple[Callable, Callable]:
+def parameter_leaf(mechanism: Mechanism | SpatialMechanism, path: str, source: str = "config"
+                   ) -> tuple[Callable, Callable]:
     """``(get, set)`` for the array leaf addressed by dotted config ``path``:
     ``get(mechanism) -> value`` and ``set(mechanism, value) -> mechanism``.
 
     Supported: ``bodies.B.mass``, ``bodies.B.inertia``, ``joints.J.<clearance key>``
     (see ``_CLEARANCE_KEYS``), ``bodies.B.flexible.damping_ratio``, ``drivers.D.speed``, ``drivers.D.torque``,
-    ``simulation.baumgarte_alpha``/``baumgarte_beta``.
+    ``simulation.baumgarte_alpha``/``baumgarte_beta``; a spatial mechanism's:
+    :func:`pipelines.build_spatial.spatial_parameter_leaf`.
     """
+    if isinstance(mechanism, SpatialMechanism):
+        return spatial_parameter_leaf(mechanism, path, source)
     section, _, rest = path.partition(".")
     name, _, key = rest.partition(".")
     if section == "bodies" and name in mechanism.body_names and key in ("mass", "inertia"):
@@ -228,22 +227,22 @@ def parameter_leaf(mechanism: Mechanism, path: str, source: str = "config") -> t
     chains = [chain.name for chain in mechanism.beam_chains]
     if section == "bodies" and name in chains and key == "flexible.damping_ratio":
         index = chains.index(name)
-        return _tree_leaf(lambda m: m.beam_chains[index].damping_ratio)
+        return tree_leaf(lambda m: m.beam_chains[index].damping_ratio)
     if section == "joints" and name in mechanism.clearance_names and key in _CLEARANCE_KEYS:
         joint = mechanism.clearance_joints[mechanism.clearance_names.index(name)]
         if key.startswith("lubrication.") and joint.lubrication is None:
             raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
         index, getter = mechanism.clearance_names.index(name), _CLEARANCE_KEYS[key]
-        return _tree_leaf(lambda m: getter(m.clearance_joints[index]))
+        return tree_leaf(lambda m: getter(m.clearance_joints[index]))
     if section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):
         index = mechanism.driver_names.index(name)
-        return _tree_leaf(lambda m: getattr(m.drivers[index], key))
+        return tree_leaf(lambda m: getattr(m.drivers[index], key))
     if section == "simulation" and name in ("baumgarte_alpha", "baumgarte_beta") and not key:
-        return _tree_leaf(lambda m: getattr(m, name))
+        return tree_leaf(lambda m: getattr(m, name))
     raise ConfigError(source, path, "not a continuous parameter of the mechanism that can be varied")
 
 
-def _tree_leaf(getter: Callable) -> tuple[Callable, Callable]:
+def tree_leaf(getter: Callable) -> tuple[Callable, Callable]:
     return getter, lambda m, value: eqx.tree_at(getter, m, value)
 
 
@@ -258,17 +257,17 @@ class ParameterMap(eqx.Module):
     paths: tuple[str, ...] = eqx.field(static=True)
     leaves: tuple[tuple[Callable, Callable], ...] = eqx.field(static=True)
 
-    def __init__(self, mechanism: Mechanism, paths: Sequence[str], source: str = "config"):
+    def __init__(self, mechanism: Mechanism | SpatialMechanism, paths: Sequence[str], source: str = "config"):
         self.paths = tuple(paths)
         self.leaves = tuple(parameter_leaf(mechanism, path, source) for path in self.paths)
 
-    def apply(self, mechanism: Mechanism, values) -> Mechanism:
+    def apply(self, mechanism, values):
         values = jnp.asarray(values, dtype=jnp.float64)
         for index, (_, set_) in enumerate(self.leaves):
             mechanism = set_(mechanism, values[index])
         return mechanism
 
-    def read(self, mechanism: Mechanism) -> jnp.ndarray:
+    def read(self, mechanism) -> jnp.ndarray:
         return jnp.stack([get(mechanism) for get, _ in self.leaves])
 
     def as_dict(self, values: Mapping | Sequence) -> dict[str, float]:

@@ -7,7 +7,10 @@ rotation; the user's constraint set is checked for redundancy at the initial pos
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -21,7 +24,7 @@ from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, Sp
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import initial_state, without_redundant_rows
 
-from .build import build_lubrication
+from .build_lubrication import build_lubrication
 from .config_spatial import SpatialConfig
 from .errors import ConfigError
 
@@ -88,7 +91,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
                 _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
                 _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
-                build_lubrication(joint["lubrication"])))
+                build_lubrication(joint["lubrication"]), _array(joint["contact"].stiffness_factor)))
             clearance_names.append(joint["name"])
         elif joint["type"] == "spherical_clearance":
             stiffness = joint["contact"].stiffness
@@ -97,7 +100,8 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
             spheres.append(SphericalClearanceJoint(
                 index[body_i], index[body_j], _array(joint["points"][0]), _array(joint["points"][1]),
                 _array(joint["socket_radius"]), _array(joint["clearance"]), _contact_law(joint["contact"], stiffness),
-                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"])))
+                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
+                _array(joint["contact"].stiffness_factor)))
             clearance_names.append(joint["name"])
         else:
             q_i, q_j = quaternion(body_i), quaternion(body_j)
@@ -127,13 +131,19 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     return _check_redundancy(config, mechanism)
 
 
+@jax.jit
+def _initial_positions(mechanism: SpatialMechanism):
+    # compiled once per mechanism structure: a sweep builds and checks every point's mechanism
+    return initial_state(mechanism).x
+
+
 def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:
     """Refuse dependent rows among the user's joints and drivers; drop the generated axial
     rows of clearance joints that the other joints already imply (e.g. a planar loop)."""
     user = dataclasses.replace(mechanism, cylindrical_joints=(), spherical_joints=())
     if not user.joints:
         return mechanism
-    x0 = np.asarray(initial_state(mechanism).x)
+    x0 = np.asarray(_initial_positions(mechanism))
     redundant = redundant_joints(user, x0)
     if redundant:
         raise ConfigError(config.source, "joints",
@@ -145,10 +155,81 @@ def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> Spa
 
 
 def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
-    """Integration settings of ``[simulation]``; open-joint step bounds are a planar feature."""
+    """Integration settings of ``[simulation]``, as the planar ones."""
     simulation = config.simulation
     settings = dict(t_end=simulation.t_end, output_interval=simulation.output_interval,
                     solver=model.resolve_solver(simulation.solver), rtol=simulation.rtol, atol=simulation.atol,
-                    dtmax=simulation.dtmax, max_steps=simulation.max_steps, dtmax_contact_share=None)
+                    dtmax=simulation.dtmax, max_steps=simulation.max_steps)
     settings.update(changes)
     return SolverSettings(**settings)
+
+
+# Continuous parameters of a clearance joint a path may address: key -> getter of the leaf.
+_CLEARANCE_KEYS: dict[str, Callable] = {
+    "clearance": lambda j: j.clearance,
+    "contact.stiffness": lambda j: j.contact.stiffness,
+    "contact.stiffness_factor": lambda j: j.stiffness_factor,
+    "contact.exponent": lambda j: j.contact.exponent,
+    "contact.restitution": lambda j: j.contact.restitution,
+    "contact.damping": lambda j: j.contact.damping,
+    "contact.penetration_max": lambda j: j.contact.penetration_max,
+    "contact.impact_velocity_floor": lambda j: j.contact.impact_velocity_floor,
+    "friction.coefficient": lambda j: j.friction.coefficient,
+    "friction.stiction_velocity": lambda j: j.friction.stiction_velocity,
+    "friction.dynamic_velocity": lambda j: j.friction.dynamic_velocity,
+}
+_CYLINDER_KEYS: dict[str, Callable] = {
+    "bearing_radius": lambda j: j.bearing_radius,
+    "length": lambda j: j.length,
+    "lubrication.viscosity": lambda j: j.lubrication.viscosity,
+    "lubrication.length": lambda j: j.lubrication.length,
+}
+
+
+def _leaf(getter: Callable) -> tuple[Callable, Callable]:
+    return getter, lambda m, value: eqx.tree_at(getter, m, value)
+
+
+def _joint_leaf(mechanism: SpatialMechanism, name: str, key: str, path: str, source: str):
+    index = mechanism.clearance_names.index(name)
+    joint = mechanism.clearance_joints[index]
+    cylinder = index < len(mechanism.cylindrical_joints)
+    getter = _CLEARANCE_KEYS.get(key) or (_CYLINDER_KEYS.get(key) if cylinder else None)
+    if getter is None:
+        return None
+    if key.startswith("lubrication.") and joint.lubrication is None:
+        raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
+    if cylinder and joint.palmgren and key == "contact.stiffness":
+        raise ConfigError(source, path, 'the joint\'s stiffness is "palmgren" (from its length); vary the length')
+    # through the fields themselves: ``clearance_joints`` is a derived tuple tree_at cannot write
+    if cylinder:
+        return _leaf(lambda m: getter(m.cylindrical_joints[index]))
+    sphere = index - len(mechanism.cylindrical_joints)
+    return _leaf(lambda m: getter(m.spherical_joints[sphere]))
+
+
+def spatial_parameter_leaf(mechanism: SpatialMechanism, path: str, source: str = "config"
+                           ) -> tuple[Callable, Callable]:
+    """``(get, set)`` for the array leaf of a spatial mechanism addressed by dotted config
+    ``path`` (as :func:`pipelines.build.parameter_leaf`): ``bodies.B.mass``,
+    ``joints.J.<key>`` (clearance, contact and friction values; bearing radius, length and
+    film of a cylindrical joint), ``drivers.D.speed``/``torque``,
+    ``simulation.baumgarte_alpha``/``baumgarte_beta``. ``slices`` and the laws are discrete
+    (one compiled group per value)."""
+    section, _, rest = path.partition(".")
+    name, _, key = rest.partition(".")
+    leaf = None
+    if section == "bodies" and name in mechanism.body_names and key == "mass":
+        index = mechanism.body_names.index(name)
+        leaf = (lambda m: m.masses[index],
+                lambda m, value: eqx.tree_at(lambda m_: m_.masses, m, m.masses.at[index].set(value)))
+    elif section == "joints" and name in mechanism.clearance_names:
+        leaf = _joint_leaf(mechanism, name, key, path, source)
+    elif section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):
+        index = mechanism.driver_names.index(name)
+        leaf = _leaf(lambda m: getattr(m.drivers[index], key))
+    elif section == "simulation" and name in ("baumgarte_alpha", "baumgarte_beta") and not key:
+        leaf = _leaf(lambda m: getattr(m, name))
+    if leaf is None:
+        raise ConfigError(source, path, "not a continuous parameter of the mechanism that can be varied")
+    return leaf

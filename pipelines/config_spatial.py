@@ -26,14 +26,41 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import Contact, Friction, Initial, Lubrication, Material, Simulation, _apply_overrides, load_toml
+from .config import (OVERRIDE_SOURCE, Contact, Friction, Initial, Lubrication, Material, Simulation, _apply_overrides,
+                     _summarise_value, load_toml, set_by_path)
 from .errors import ConfigError
-from .units import to_si
+from .units import si_unit, to_si
 
 SPATIAL_JOINT_TYPES = ("revolute", "spherical", "cylindrical", "prismatic", "fixed",
                        "cylindrical_clearance", "spherical_clearance")
 PLANAR_ONLY_TYPES = ("revolute_clearance",)
 MAX_CONTACT_LENGTH = 2.0  # m
+
+
+class Entry(dict):
+    """A validated body, joint, driver or load: a dict of SI values whose keys also read as
+    attributes (``joint.name``), as the planar config's entries do."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+# Dimension of the plain SI values of the entries (for unit labels, as the planar config).
+ENTRY_DIMENSIONS = {"mass": "mass", "clearance": "length", "bearing_radius": "length", "length": "length",
+                    "socket_radius": "length", "speed": "angular_velocity", "torque": "torque"}
+
+
+def _labelled(value: Any) -> Any:
+    """SI values with unit labels on their keys (``"clearance [m]"``), as ``si_value`` returns."""
+    if isinstance(value, dict) and not hasattr(value, "model_dump"):
+        return {(f"{key} [{si_unit(ENTRY_DIMENSIONS[key])}]" if key in ENTRY_DIMENSIONS else key): _labelled(item)
+                for key, item in value.items()}
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, Entry) for item in value):
+        return {item["name"]: _labelled(item) for item in value}
+    return _summarise_value(value)
 
 
 @dataclass
@@ -70,6 +97,44 @@ class SpatialConfig:
                 "joints": plain(self.joints), "drivers": plain(self.drivers), "loads": plain(self.loads),
                 "tracked_points": plain(self.tracked_points),
                 "initial": plain(self.initial), "simulation": plain(self.simulation)}
+
+    @property
+    def clearance_joints(self) -> list[Entry]:
+        return [joint for joint in self.joints if joint["type"] in ("cylindrical_clearance", "spherical_clearance")]
+
+    def si_value(self, path: str) -> Any:
+        """The validated SI value at a dotted path (``"joints.pin.clearance"`` -> 0.0005);
+        tables come back with unit-labelled keys, as the planar config's."""
+        node: Any = {"bodies": self.bodies, "joints": self.joints, "drivers": self.drivers, "loads": self.loads,
+                     "initial": self.initial, "simulation": self.simulation, "gravity": self.gravity}
+        for segment in path.split("."):
+            if isinstance(node, dict) and segment in node:
+                node = node[segment]
+            elif isinstance(node, list) and any(isinstance(item, Entry) and item["name"] == segment for item in node):
+                node = next(item for item in node if item["name"] == segment)
+            elif segment in getattr(type(node), "model_fields", {}):
+                node = getattr(node, segment)
+            else:
+                raise ConfigError(self.source, path, f"no {segment!r} in the validated config")
+        return _labelled(node)
+
+    def with_values(self, values: dict[str, Any], source: str = OVERRIDE_SOURCE) -> "SpatialConfig":
+        """A new config with raw values (unit strings or numbers) set at dotted paths."""
+        raw = self.raw
+        for path, value in values.items():
+            raw = set_by_path(raw, path, value, source)
+        return spatial_from_dict(raw, self.source)
+
+    def metric_units(self) -> dict[str, str]:
+        """Every summary metric, in ``model.summary_metrics`` order, with its SI unit."""
+        from model.metrics import JOINT_METRICS
+        from model.metrics_spatial import SPATIAL_BODY_METRICS
+
+        units = {f"{joint.name}.{metric}": si_unit(dimension) for joint in self.clearance_joints
+                 for metric, dimension in JOINT_METRICS.items()}
+        units.update({f"{body.name}.{metric}": si_unit(dimension) for body in self.bodies
+                      for metric, dimension in SPATIAL_BODY_METRICS.items()})
+        return units
 
 
 class _Reader:
@@ -118,7 +183,7 @@ def _body(reader: _Reader, raw: dict, index: int) -> dict:
     mass = to_si(raw.get("mass"), "mass", reader.source, f"{key}.mass")
     if not mass > 0:
         reader.fail(f"{key}.mass", "must be > 0")
-    return dict(name=name, mass=mass, inertia=tensor, position=reader.vector(raw.get("position"), "length", f"{key}.position"),
+    return Entry(name=name, mass=mass, inertia=tensor, position=reader.vector(raw.get("position"), "length", f"{key}.position"),
                 axis=axis, angle=angle)
 
 
@@ -147,7 +212,7 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
     points = raw.get("points", [["0 m"] * 3, ["0 m"] * 3])
     if not isinstance(points, list) or len(points) != 2:
         reader.fail(f"{key}.points", "expected two points")
-    joint = dict(name=name, type=kind, bodies=tuple(pair),
+    joint = Entry(name=name, type=kind, bodies=tuple(pair),
                  points=[reader.vector(p, "length", f"{key}.points[{i}]") for i, p in enumerate(points)])
     if kind != "spherical" and kind != "spherical_clearance" or "axis" in raw:
         joint["axis"] = reader.axis(raw.get("axis"), f"{key}.axis")
@@ -210,7 +275,7 @@ def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
         reader.fail(f"{key}.enabled", f"must be true or false, got {enabled!r}")
     point = reader.vector(raw.get("point", ["0 m"] * 3), "length", f"{key}.point") if kind == "force" else (0.0, 0.0, 0.0)
     value = reader.vector(raw.get("value"), "force" if kind == "force" else "torque", f"{key}.value")
-    return dict(name=name, body=raw["body"], type=kind, point=point, value=value, enabled=enabled)
+    return Entry(name=name, body=raw["body"], type=kind, point=point, value=value, enabled=enabled)
 
 
 def _tracked_point(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
@@ -228,10 +293,10 @@ def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
         reader.fail(f"{key}.joint", f"must name a revolute joint, got {raw.get('joint')!r}")
     kind = raw.get("type")
     if kind == "constant_speed":
-        return dict(name=name, joint=raw["joint"], type=kind,
+        return Entry(name=name, joint=raw["joint"], type=kind,
                     speed=to_si(raw.get("speed"), "angular_velocity", reader.source, f"{key}.speed"), torque=0.0)
     if kind == "constant_torque":
-        return dict(name=name, joint=raw["joint"], type=kind, speed=0.0,
+        return Entry(name=name, joint=raw["joint"], type=kind, speed=0.0,
                     torque=to_si(raw.get("torque"), "torque", reader.source, f"{key}.torque"))
     reader.fail(f"{key}.type", f"must be constant_speed or constant_torque, got {kind!r}")
 

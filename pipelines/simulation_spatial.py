@@ -13,7 +13,7 @@ import pandas as pd
 
 import model
 from model.integrate.settings import SolverSettings
-from model.integrate.spatial import SpatialTrajectory, simulate_spatial
+from model.integrate.trajectory import SpatialTrajectory
 from model.geometry.quaternion import rotation_matrix
 from model.mechanics.spatial import SpatialMechanism, initial_state, without_redundant_rows
 from model.mechanics.spatial.constraints import body_pose, point_position
@@ -54,14 +54,14 @@ def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> Sp
     mechanism = build_spatial(config)
     settings = spatial_settings(config, **changes)
     start = time.perf_counter()
-    compiled = jax.jit(simulate_spatial, static_argnums=1).lower(mechanism, settings).compile()
+    compiled = jax.jit(model.simulate, static_argnums=1).lower(mechanism, settings).compile()
     compiled_at = time.perf_counter()
     trajectory = jax.block_until_ready(compiled(mechanism))
     done = time.perf_counter()
     ideal = twin = None
     if with_ideal and mechanism.clearance_joints:
         twin = ideal_twin(mechanism)
-        ideal = jax.jit(simulate_spatial, static_argnums=1)(twin, settings)
+        ideal = jax.jit(model.simulate, static_argnums=1)(twin, settings)
     return SpatialRun(config, mechanism, settings, trajectory, ideal, twin, compiled_at - start, done - compiled_at,
                       _status(trajectory))
 

@@ -1,6 +1,8 @@
-"""Time integration: solver registry and settings, ``solve``/``simulate`` with diffrax, the
-refilling-lane ensemble for batches, Rosenbrock solvers, the implicit-stage chord
-iteration, and the step-size controller wrappers (free-flight bound, non-finite guard)."""
+"""Time integration of planar and spatial mechanisms alike
+(:class:`model.mechanics.interface.AbstractMechanism`): solver registry and settings,
+``solve``/``simulate`` with diffrax, the refilling-lane ensemble for batches, Rosenbrock
+solvers, the implicit-stage chord iteration, and the step-size controller wrappers
+(free-flight bound, non-finite guard)."""
 
 from .chord import StageChord as StageChord
 from .ensemble import EnsembleSolution as EnsembleSolution
@@ -26,6 +28,7 @@ from .step_bound import open_joint_step_bound as open_joint_step_bound
 from .step_guard import RejectNonFinite as RejectNonFinite
 from .timescales import contact_periods as contact_periods
 from .timescales import relative_solve_cost as relative_solve_cost
+from .trajectory import SpatialTrajectory as SpatialTrajectory
 from .trajectory import Trajectory as Trajectory
 from .trajectory import result_message as result_message
 from .trajectory import trajectory_from_states as trajectory_from_states

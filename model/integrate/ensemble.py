@@ -32,11 +32,11 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PyTree
 
-from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
-from ..mechanics.mechanism import Mechanism
+from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from .peaks import Peaks, initial_peaks, update_peaks
 from ._diffrax import RESULT_MAX_STEPS_REACHED, RESULT_SUCCESSFUL, WrapTerm, result_code
-from .solve import SolverSettings, Trajectory, _terms, make_controller, make_solver, trajectory_from_states
+from .solve import SolverSettings, SpatialTrajectory, Trajectory, _terms, make_controller, make_solver
+from .trajectory import trajectory_from_states
 
 _SUCCESS = RESULT_SUCCESSFUL
 _MAX_STEPS_REACHED = RESULT_MAX_STEPS_REACHED
@@ -48,10 +48,10 @@ class _Lane(eqx.Module):
     refilling it copies nothing large."""
 
     point: Int[Array, ""]  # index of the simulated point; ``num_points`` when idle
-    mechanism: Mechanism
+    mechanism: AbstractMechanism
     tprev: Float[Array, ""]
     tnext: Float[Array, ""]
-    y: Float[Array, " n"]  # flattened state (model.mechanics.dynamics.flatten_state)
+    y: Float[Array, " n"]  # flat state (AbstractMechanism.flatten)
     solver_state: PyTree
     controller_state: PyTree
     save_index: Int[Array, ""]  # first output time not saved yet
@@ -75,7 +75,7 @@ class EnsembleSolution(eqx.Module):
     """States at the output times of every point, and per-point solver statistics."""
 
     ts: Float[Array, " times"]
-    ys: State  # [points, times, ...]
+    ys: PyTree  # the mechanism's state pytree, [points, times, ...]
     steps: Int[Array, " points"]
     rejected_steps: Int[Array, " points"]
     result: Int[Array, " points"]  # diffrax.RESULTS index; 0 = successful
@@ -92,7 +92,8 @@ class EnsembleSolution(eqx.Module):
         """Steps taken over step slots offered: 1 is no waste."""
         return jnp.sum(self.steps) / self.step_slots
 
-    def map_points(self, function: Callable[[Mechanism, Trajectory], PyTree], mechanisms: Mechanism) -> PyTree:
+    def map_points(self, function: Callable[[AbstractMechanism, Trajectory | SpatialTrajectory], PyTree],
+                   mechanisms: AbstractMechanism) -> PyTree:
         """``function(mechanism, trajectory)`` of every point (``mechanisms``: those that were
         solved), its outputs stacked on a leading points axis. The trajectory is
         post-processed like :func:`model.simulate`'s. Points go one at a time
@@ -106,8 +107,8 @@ class EnsembleSolution(eqx.Module):
 
         return jax.lax.map(one, (mechanisms, self.ys, self.steps, self.rejected_steps, self.result, self.peaks))
 
-    def trajectories(self, mechanisms: Mechanism) -> Trajectory:
-        """Every point's :class:`~model.Trajectory`, fields with a leading points axis."""
+    def trajectories(self, mechanisms: AbstractMechanism) -> Trajectory | SpatialTrajectory:
+        """Every point's trajectory, fields with a leading points axis."""
         return self.map_points(lambda mechanism, trajectory: trajectory, mechanisms)
 
 
@@ -142,7 +143,7 @@ class _Integrator(eqx.Module):
     def t1(self):
         return self.output_times[-1]
 
-    def start(self, point, mechanism: Mechanism, y0: Float[Array, " n"]) -> _Lane:
+    def start(self, point, mechanism: AbstractMechanism, y0: Float[Array, " n"]) -> _Lane:
         """A lane at ``t = 0`` on ``point``: initial step as diffeqsolve chooses it."""
         controller = make_controller(mechanism, self.settings)
         t0 = jnp.zeros((), y0.dtype)
@@ -154,7 +155,7 @@ class _Integrator(eqx.Module):
         return _Lane(point, mechanism, t0, tnext, y0, self._initial_solver_state(t0, tnext, y0, mechanism),
                      controller_state, zero, zero, zero, zero, initial_peaks(mechanism, y0))
 
-    def _initial_solver_state(self, t0, t1, y0, mechanism: Mechanism) -> PyTree:
+    def _initial_solver_state(self, t0, t1, y0, mechanism: AbstractMechanism) -> PyTree:
         """The solver state of a fresh lane, with an FSAL solver's first derivative
         already evaluated.
 
@@ -218,19 +219,21 @@ class _Integrator(eqx.Module):
         return (lane.point < num_points) & (lane.tprev < self.t1) & (lane.result == _SUCCESS)
 
 
-def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int = 16,
-                   y0s: State | None = None) -> EnsembleSolution:
+def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lanes: int = 16,
+                   y0s: PyTree | None = None) -> EnsembleSolution:
     """Integrate every point of a batched mechanism (leading axis = points) with
     ``lanes`` simulations in flight at once; a lane that finishes takes the next point.
 
     ``mechanisms``: e.g. ``jax.vmap(parameter_map.apply, (None, 0))(base, values)``.
-    ``y0s``: initial states per point (default :func:`model.initial_state` of each).
+    ``y0s``: initial states per point (default: each mechanism's ``initial_state()``).
+    Planar and spatial mechanisms alike (:class:`~model.mechanics.interface.AbstractMechanism`).
     Points are taken in order: put those expected to take longest first to shorten the
     tail. Pure JAX; jit it (``settings`` and ``lanes`` static).
     """
     num_points = jax.tree_util.tree_leaves(mechanisms)[0].shape[0]
     lanes = max(1, min(lanes, num_points))
-    y0s = flatten_state(jax.vmap(initial_state)(mechanisms) if y0s is None else y0s)  # [points, n]
+    y0s = jax.vmap(lambda m: m.initial_state())(mechanisms) if y0s is None else y0s
+    y0s = mechanisms.flatten(y0s)  # [points, n]
     output_times = settings.output_times()
     t1_clip_floor = output_times[-1]
     for _ in range(100):
@@ -296,11 +299,12 @@ def solve_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int =
     stats = (tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3)), peaks)
     carry = (lane_state, ys, stats, jnp.asarray(lanes, jnp.int64), jnp.zeros((), jnp.int64))
     _, ys, ((steps, rejected, result), peaks), _, iterations = jax.lax.while_loop(cond, body, carry)
-    ys = unflatten_state(ys, len(mechanisms.clearance_joints))
+    ys = mechanisms.unflatten(ys)
     return EnsembleSolution(output_times, ys, steps, rejected, result, peaks, iterations, lanes)
 
 
-def simulate_ensemble(mechanisms: Mechanism, settings: SolverSettings, lanes: int = 16) -> Trajectory:
-    """:func:`solve_ensemble` post-processed like :func:`model.simulate`: a
-    :class:`~model.Trajectory` whose fields gain a leading points axis."""
+def simulate_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lanes: int = 16
+                      ) -> Trajectory | SpatialTrajectory:
+    """:func:`solve_ensemble` post-processed like :func:`model.simulate`: a trajectory
+    whose fields gain a leading points axis."""
     return solve_ensemble(mechanisms, settings, lanes).trajectories(mechanisms)

@@ -29,9 +29,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..mechanics.dynamics import unflatten_state
-from ..mechanics.forces import joint_forces, joint_kinematics
-from ..mechanics.mechanism import Mechanism
+from ..mechanics.interface import AbstractMechanism
 
 SUBDIVISIONS = 4
 NEWTON_ITERATIONS = 2
@@ -52,20 +50,13 @@ class Peaks(eqx.Module):
     contact_time: Float[Array, " joints"]  # s
 
 
-def contact_values(mechanism: Mechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
-    """``[penetration (m), normal rate (m/s), normal force (N)]`` of every clearance joint."""
-    state = unflatten_state(flat_state, len(mechanism.clearance_joints))
-    if not mechanism.clearance_joints:
-        return jnp.zeros((3, 0), flat_state.dtype)
-    rows = []
-    for index, joint in enumerate(mechanism.clearance_joints):
-        kinematics = joint_kinematics(joint, state.q, state.qd)
-        force, _ = joint_forces(joint, state.q, state.qd, kinematics, state.impact_memory[index])
-        rows.append(jnp.stack([kinematics.penetration, kinematics.normal_rate, force]))
-    return jnp.stack(rows, axis=1)
+def contact_values(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
+    """``[penetration (m), normal rate (m/s), normal force (N)]`` of every clearance joint
+    (a sliced joint: the deepest slice's penetration and rate, the resultant force)."""
+    return mechanism.contact_values(flat_state)
 
 
-def initial_peaks(mechanism: Mechanism, flat_state: Float[Array, " n"]) -> Peaks:
+def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Peaks:
     """The reductions at ``t = 0``; a joint that starts in contact counts one impact at 0."""
     penetration, rate, force = contact_values(mechanism, flat_state)
     touching = penetration > 0.0
@@ -94,7 +85,7 @@ def _parabola_vertex(samples: Float[Array, " s"]) -> Float[Array, ""]:
     return centre + jnp.clip(offset, -1.0, 1.0)
 
 
-def update_peaks(peaks: Peaks, mechanism: Mechanism, interpolation, t0, t1) -> Peaks:
+def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, t1) -> Peaks:
     """``peaks`` after the step ``[t0, t1]`` whose dense output is ``interpolation``
     (anything with ``evaluate(t) -> flat state``)."""
     if not mechanism.clearance_joints:
@@ -106,10 +97,13 @@ def update_peaks(peaks: Peaks, mechanism: Mechanism, interpolation, t0, t1) -> P
     penetration, force = values[:, 0, :], values[:, 2, :]
     at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
 
-    def refined_max(samples, row):
-        vertex_times = t0 + jax.vmap(_parabola_vertex, in_axes=1)(samples) / SUBDIVISIONS * h
-        refined = jnp.diagonal(jax.vmap(at)(vertex_times)[:, row, :])  # each joint at its vertex
-        return jnp.maximum(jnp.max(samples, axis=0), refined)
+    # both maxima's vertices in one batched evaluation: each traced evaluation is a copy of
+    # the contact code in the compiled step, and the spatial joints' is large
+    vertices = jnp.concatenate([jax.vmap(_parabola_vertex, in_axes=1)(samples) for samples in (force, penetration)])
+    at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
+    count = force.shape[1]
+    refined_force = jnp.maximum(jnp.max(force, axis=0), jnp.diagonal(at_vertices[:count, 2, :]))
+    refined_penetration = jnp.maximum(jnp.max(penetration, axis=0), jnp.diagonal(at_vertices[count:, 0, :]))
 
     onsets = (penetration[:-1] <= 0.0) & (penetration[1:] > 0.0)  # [subdivisions, joints]
     first_onset = jnp.argmax(onsets, axis=0)
@@ -117,6 +111,7 @@ def update_peaks(peaks: Peaks, mechanism: Mechanism, interpolation, t0, t1) -> P
     before, after = penetration[first_onset, joints], penetration[first_onset + 1, joints]
     low = times[first_onset]
     share = jnp.clip(_safe_divide(-before, after - before), 0.0, 1.0)
+
     onset_time = low + share * h / SUBDIVISIONS
     for _ in range(NEWTON_ITERATIONS):
         values_at = jax.vmap(at)(onset_time)
@@ -131,8 +126,8 @@ def update_peaks(peaks: Peaks, mechanism: Mechanism, interpolation, t0, t1) -> P
     contact_share = jnp.where((penetration[:-1] > 0.0) & (penetration[1:] > 0.0), 1.0,
                               _safe_divide(positive[:-1] + positive[1:], span))
     return Peaks(
-        max_normal_force=jnp.maximum(peaks.max_normal_force, refined_max(force, 2)),
-        max_penetration=jnp.maximum(peaks.max_penetration, refined_max(penetration, 0)),
+        max_normal_force=jnp.maximum(peaks.max_normal_force, refined_force),
+        max_penetration=jnp.maximum(peaks.max_penetration, refined_penetration),
         first_impact_time=jnp.where(new_impact, onset_time, peaks.first_impact_time),
         first_impact_velocity=jnp.where(new_impact, onset_rate, peaks.first_impact_velocity),
         num_impacts=peaks.num_impacts + jnp.sum(onsets, axis=0),
@@ -143,9 +138,9 @@ def update_peaks(peaks: Peaks, mechanism: Mechanism, interpolation, t0, t1) -> P
 class PeakTracking(diffrax.AbstractWrappedSolver):
     """Wraps a diffrax solver and carries :class:`Peaks` in its solver state: diffrax keeps
     a step's solver state only when the step is accepted, so the peaks reduce exactly the
-    accepted steps. ``args`` of the solve must be the :class:`Mechanism` and the state the
-    flat vector of :func:`model.mechanics.dynamics.flatten_state`; read the result with
-    ``SaveAt(solver_state=True)`` and :meth:`peaks`."""
+    accepted steps. ``args`` of the solve must be the mechanism
+    (:class:`~model.mechanics.interface.AbstractMechanism`) and the state its flat vector;
+    read the result with ``SaveAt(solver_state=True)`` and :meth:`peaks`."""
 
     solver: diffrax.AbstractSolver
 

@@ -12,17 +12,16 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from diffrax import CalculateJacobian
-from jaxtyping import ArrayLike
+from jaxtyping import ArrayLike, PyTree
 
-from ..mechanics.dynamics import State, flat_vector_field, flatten_state, initial_state, unflatten_state
-from ..mechanics.mechanism import Mechanism
+from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from ._diffrax import result_code
 from .chord import root_finder
 from .peaks import PeakTracking
 from .settings import EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, SOLVERS, SolverSettings
 from .step_bound import OpenJointStepBound
 from .step_guard import RejectNonFinite
-from .trajectory import Trajectory, trajectory_from_states
+from .trajectory import SpatialTrajectory, Trajectory, trajectory_from_states
 
 
 def _terms(solver_name: str, field):
@@ -62,7 +61,7 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     return solver_class(root_finder=root_finder(settings, rtol, atol), root_find_max_steps=settings.root_max_steps)
 
 
-def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, atol=None
+def make_controller(mechanism: AbstractMechanism, settings: SolverSettings, rtol=None, atol=None
                     ) -> diffrax.AbstractAdaptiveStepSizeController:
     """The step-size controller of ``settings``: a ``diffrax.PIDController`` (``dtmax`` in
     seconds) that rejects a step whose candidate state or error estimate is not finite
@@ -82,28 +81,29 @@ def make_controller(mechanism: Mechanism, settings: SolverSettings, rtol=None, a
 
 
 def solve(
-    mechanism: Mechanism,
+    mechanism: AbstractMechanism,
     settings: SolverSettings,
-    y0: State | None = None,
+    y0: PyTree | None = None,
     rtol: ArrayLike | None = None,
     atol: ArrayLike | None = None,
 ) -> diffrax.Solution:
     """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``.
 
-    The integrator steps the flattened state (:func:`model.mechanics.dynamics.flat_vector_field`);
-    the returned solution's ``ys`` is a :class:`State` again, and its ``solver_state`` holds
+    The integrator steps the flat state (:meth:`AbstractMechanism.flat_vector_field`);
+    ``y0`` and the returned solution's ``ys`` are the mechanism's state pytree (a planar
+    :class:`~model.State`, a spatial ``SpatialState``), and its ``solver_state`` holds
     the contact peaks of the accepted steps (:class:`model.integrate.peaks.PeakTracking`).
     ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
     work-precision sweep compiles once per solver.
     """
-    y0 = initial_state(mechanism) if y0 is None else y0
+    y0 = mechanism.initial_state() if y0 is None else y0
     solution = diffrax.diffeqsolve(
         _terms(settings.solver, flat_vector_field),
         PeakTracking(make_solver(settings, rtol, atol)),
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,
-        y0=flatten_state(y0),
+        y0=mechanism.flatten(y0),
         args=mechanism,
         saveat=diffrax.SaveAt(ts=settings.output_times(), solver_state=True),
         stepsize_controller=make_controller(mechanism, settings, rtol, atol),
@@ -111,11 +111,11 @@ def solve(
         adjoint=_adjoint(settings.adjoint),
         throw=False,
     )
-    return eqx.tree_at(lambda s: s.ys, solution, unflatten_state(solution.ys, len(mechanism.clearance_joints)))
+    return eqx.tree_at(lambda s: s.ys, solution, mechanism.unflatten(solution.ys))
 
 
-def simulate(mechanism: Mechanism, settings: SolverSettings, rtol: ArrayLike | None = None,
-             atol: ArrayLike | None = None) -> Trajectory:
+def simulate(mechanism: AbstractMechanism, settings: SolverSettings, rtol: ArrayLike | None = None,
+             atol: ArrayLike | None = None) -> Trajectory | SpatialTrajectory:
     """Solve and post-process: accelerations, contact forces and driver torques at every
     output time, from the saved states (no extra integration), and the contact peaks of
     the accepted steps (:mod:`model.integrate.peaks`).

@@ -19,23 +19,20 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..mechanics.dynamics import unflatten_state
-from ..mechanics.forces import joint_kinematics
-from ..mechanics.mechanism import Mechanism
+from ..mechanics.interface import AbstractMechanism
 from .step_guard import AbstractWrappedController
 from .timescales import REFERENCE_PENETRATION_SHARE, contact_periods
 
 
-def open_joint_step_bound(mechanism: Mechanism, flat_state: Float[Array, " n"], share: float) -> Float[Array, ""]:
+def open_joint_step_bound(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], share: float) -> Float[Array, ""]:
     """The longest step (s) allowed from ``flat_state``: over the clearance joints in free
     flight (gap > 1 % of c), the smallest of ``max(share T_c, gap / closing speed)``, with
     ``T_c`` from :func:`model.contact_periods` and an opening joint's time to contact
-    infinite; ``inf`` when no joint is in free flight. Not differentiated: step sizes carry
-    no gradient (as diffrax's own step factor)."""
-    state = unflatten_state(flat_state, len(mechanism.clearance_joints))
-    kinematics = [joint_kinematics(joint, state.q, state.qd) for joint in mechanism.clearance_joints]
-    gap = -jnp.stack([k.penetration for k in kinematics])
-    closing_speed = jnp.stack([k.normal_rate for k in kinematics])
+    infinite; ``inf`` when no joint is in free flight. A sliced joint's gap and closing
+    speed are its deepest slice's. Not differentiated: step sizes carry no gradient (as
+    diffrax's own step factor)."""
+    penetration, closing_speed = mechanism.contact_kinematics(flat_state)
+    gap = -penetration
     clearances = jnp.stack([joint.clearance for joint in mechanism.clearance_joints])
     in_flight = gap > REFERENCE_PENETRATION_SHARE * clearances
     time_to_contact = jnp.where(closing_speed > 0.0, gap / jnp.where(closing_speed > 0.0, closing_speed, 1.0), jnp.inf)
@@ -48,8 +45,8 @@ class OpenJointStepBound(AbstractWrappedController):
     """Wraps an adaptive controller (a ``diffrax.PIDController``) and clips every step that
     starts with an open clearance joint to :func:`open_joint_step_bound`.
 
-    ``args`` of the solve must be the :class:`Mechanism` and the state the flat vector of
-    :func:`model.mechanics.dynamics.flatten_state`.
+    ``args`` of the solve must be the mechanism
+    (:class:`~model.mechanics.interface.AbstractMechanism`) and the state its flat vector.
     """
 
     controller: diffrax.AbstractAdaptiveStepSizeController

@@ -4,7 +4,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..contact.normal import LAWS_WITHOUT_RESTITUTION
-from ..mechanics.mechanism import GROUND, Mechanism
+from ..mechanics.interface import AbstractMechanism
+from ..mechanics.mechanism import GROUND
 
 # Penetration at which the Hertz law is linearised, as a share of the clearance. Peak
 # penetrations in the benchmark cases are 1-15 % of c; 1 % gives a conservative
@@ -12,16 +13,17 @@ from ..mechanics.mechanism import GROUND, Mechanism
 REFERENCE_PENETRATION_SHARE = 0.01
 
 
-def contact_periods(mechanism: Mechanism) -> Float[Array, " joints"]:
+def contact_periods(mechanism: AbstractMechanism) -> Float[Array, " joints"]:
     """Contact period estimate ``T = 2 pi sqrt(m_eff / K_lin)`` (s) per clearance joint.
 
     ``K_lin = n K delta_ref^(n-1)`` is the tangent stiffness of
     ``K delta^n`` at ``delta_ref = 0.01 c``, and ``m_eff = m_i m_j / (m_i + m_j)`` is the
-    reduced mass of the journal and bearing bodies (the ground counts as infinite).
+    reduced mass of the journal and bearing bodies (the ground counts as infinite). For a
+    sliced cylindrical joint ``K`` is the whole joint's stiffness (all slices in contact).
     """
     periods = []
     for joint in mechanism.clearance_joints:
-        masses = [mechanism.masses[b] for b in (joint.journal_body, joint.bearing_body) if b != GROUND]
+        masses = [mechanism.masses[b] for b in joint.bodies if b != GROUND]
         reduced_mass = masses[0] if len(masses) == 1 else masses[0] * masses[1] / (masses[0] + masses[1])
         exponent = joint.contact.exponent
         reference_penetration = REFERENCE_PENETRATION_SHARE * joint.clearance
@@ -34,7 +36,7 @@ def contact_periods(mechanism: Mechanism) -> Float[Array, " joints"]:
 LOSSLESS_RESTITUTION = 0.99
 
 
-def relative_solve_cost(mechanism: Mechanism) -> Float[Array, ""]:
+def relative_solve_cost(mechanism: AbstractMechanism) -> Float[Array, ""]:
     """Relative cost (1/s) of an adaptive solve of ``mechanism``, for ordering the points of a
     sweep, not for predicting seconds: ``sum_j 1 / (T_j (1 - e_j))`` over its clearance joints.
 

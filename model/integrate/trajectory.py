@@ -1,4 +1,5 @@
-"""The trajectory a simulation returns, post-processed from the saved states."""
+"""The trajectory a simulation returns, post-processed from the saved states: a
+:class:`Trajectory` for a planar mechanism, a :class:`SpatialTrajectory` for a spatial one."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from ..mechanics.dynamics import State, evaluate
+from ..mechanics.interface import AbstractMechanism
 from ..mechanics.mechanism import Mechanism
+from ..mechanics.spatial import SpatialMechanism, SpatialState
+from ..mechanics.spatial import evaluate as evaluate_spatial
 from .peaks import Peaks
 from ._diffrax import result_message as result_message  # its codes are Trajectory.result
 
@@ -42,10 +46,54 @@ class Trajectory(eqx.Module):
     peaks: Peaks | None = None
 
 
-def trajectory_from_states(mechanism: Mechanism, t, states: State, steps=0, rejected_steps=0, result=0,
-                           peaks: Peaks | None = None) -> Trajectory:
-    """Accelerations, contact forces and driver torques at the saved ``states``: the
-    post-processing of :func:`simulate`, also used for states from other integrators."""
+class SpatialTrajectory(eqx.Module):
+    """A solved spatial trajectory at the output times (SI); per-joint arrays have the
+    clearance joints (cylindrical, then spherical) on their last axis (``eccentricity``:
+    joint, component ``(u, w, axial)``); ``slice_*`` and ``impact_memory`` have one column
+    per contact slot."""
+
+    t: Float[Array, " times"]
+    x: Float[Array, "times coords"]
+    v: Float[Array, "times velocities"]
+    vdot: Float[Array, "times velocities"]
+    impact_memory: Float[Array, "times memory"]
+    driver_work: Float[Array, " times"]
+    eccentricity: Float[Array, "times joints 3"]
+    tilt: Float[Array, "times joints"]
+    penetration: Float[Array, "times joints"]
+    normal_force: Float[Array, "times joints"]
+    normal_force_a: Float[Array, "times joints"]
+    normal_force_b: Float[Array, "times joints"]
+    tangential_force: Float[Array, "times joints"]
+    slip_velocity: Float[Array, "times joints"]
+    slice_penetration: Float[Array, "times memory"]
+    slice_normal_force: Float[Array, "times memory"]
+    driver_torques: Float[Array, "times drivers"]
+    constraint_violation: Float[Array, " times"]
+    steps: Int[Array, ""]
+    rejected_steps: Int[Array, ""]
+    result: Int[Array, ""]
+    peaks: Peaks | None = None  # as Trajectory.peaks
+
+
+def _spatial_trajectory(mechanism: SpatialMechanism, t, states: SpatialState, steps, rejected_steps, result,
+                        peaks) -> SpatialTrajectory:
+    out = jax.vmap(lambda t_, y_: evaluate_spatial(mechanism, t_, y_))(t, states)
+    c = out.contact
+    return SpatialTrajectory(
+        t, states.x, states.v, out.vdot, states.impact_memory, states.driver_work, c.eccentricity, c.tilt,
+        c.penetration, c.normal_force, c.normal_force_a, c.normal_force_b, c.tangential_force, c.slip_velocity,
+        c.slice_penetration, c.slice_normal_force, out.driver_torques, out.constraint_violation,
+        jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result), peaks)
+
+
+def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rejected_steps=0, result=0,
+                           peaks: Peaks | None = None) -> Trajectory | SpatialTrajectory:
+    """Accelerations, contact forces and driver torques at the saved ``states`` (the
+    mechanism's own state pytree, with a leading time axis): the post-processing of
+    :func:`simulate`, also used for states from other integrators."""
+    if isinstance(mechanism, SpatialMechanism):
+        return _spatial_trajectory(mechanism, t, states, steps, rejected_steps, result, peaks)
     outputs = jax.vmap(lambda t_, y_: evaluate(mechanism, t_, y_))(t, states)
     return Trajectory(
         t=t,

@@ -23,6 +23,7 @@ from .forces import strain_energy as strain_energy
 from .forces import structural_and_load_forces as structural_and_load_forces
 from .flexible import BeamChain as BeamChain
 from .flexible import PointLoad as PointLoad
+from .interface import AbstractMechanism as AbstractMechanism
 from .mechanism import GROUND as GROUND
 from .mechanism import ClearanceJoint as ClearanceJoint
 from .mechanism import Driver as Driver

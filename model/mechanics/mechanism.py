@@ -21,6 +21,7 @@ from ..contact.normal import ContactLaw
 from ..contact.friction import FrictionLaw
 from ..contact.stiffness import hertz_pin_stiffness
 from .flexible import BeamChain, PointLoad
+from .interface import AbstractMechanism
 
 GROUND = -1
 
@@ -84,6 +85,11 @@ class ClearanceJoint(eqx.Module):
     hertz: bool = eqx.field(static=True, default=True)
     lubrication: eqx.Module | None = None  # model.lubrication.Lubrication: oil film, or dry
 
+    @property
+    def bodies(self) -> tuple[int, int]:
+        """``(journal body, bearing body)``."""
+        return self.journal_body, self.bearing_body
+
     def stiffness(self) -> Float[Array, ""]:
         """Contact stiffness K (N/m^n)."""
         if self.hertz:
@@ -112,8 +118,13 @@ class Driver(eqx.Module):
     angle: Float[Array, ""]  # theta_j - theta_i at t = 0 (rad)
 
 
-class Mechanism(eqx.Module):
-    """A planar mechanism with any number of ideal and clearance joints."""
+class Mechanism(AbstractMechanism):
+    """A planar mechanism with any number of ideal and clearance joints.
+
+    The integrators' interface (:class:`~model.mechanics.interface.AbstractMechanism`) is
+    implemented by the functions of ``dynamics.py`` and ``forces.py``; they import this
+    module, so the methods import them when called.
+    """
 
     masses: Float[Array, " bodies"]  # kg
     inertias: Float[Array, " bodies"]  # kg m^2 about the centre of mass
@@ -158,3 +169,45 @@ class Mechanism(eqx.Module):
         return dataclasses.replace(
             self, revolute_joints=self.revolute_joints + pins, clearance_joints=(), clearance_names=()
         )
+
+    def initial_state(self):
+        from .dynamics import initial_state
+
+        return initial_state(self)
+
+    def flatten(self, state):
+        from .dynamics import flatten_state
+
+        return flatten_state(state)
+
+    def unflatten(self, flat):
+        from .dynamics import unflatten_state
+
+        return unflatten_state(flat, len(self.clearance_joints))
+
+    def flat_vector_field(self, t, flat):
+        from .dynamics import flat_vector_field
+
+        return flat_vector_field(t, flat, self)
+
+    def contact_kinematics(self, flat):
+        from .forces import joint_kinematics
+
+        state = self.unflatten(flat)
+        rows = [joint_kinematics(joint, state.q, state.qd) for joint in self.clearance_joints]
+        if not rows:
+            return jnp.zeros((2, 0), flat.dtype)
+        return jnp.stack([jnp.stack([k.penetration for k in rows]), jnp.stack([k.normal_rate for k in rows])])
+
+    def contact_values(self, flat):
+        from .forces import joint_forces, joint_kinematics
+
+        state = self.unflatten(flat)
+        if not self.clearance_joints:
+            return jnp.zeros((3, 0), flat.dtype)
+        rows = []
+        for index, joint in enumerate(self.clearance_joints):
+            kinematics = joint_kinematics(joint, state.q, state.qd)
+            force, _ = joint_forces(joint, state.q, state.qd, kinematics, state.impact_memory[index])
+            rows.append(jnp.stack([kinematics.penetration, kinematics.normal_rate, force]))
+        return jnp.stack(rows, axis=1)

@@ -5,7 +5,8 @@ time offset between the record and the simulation, through the linear interpolat
 
 Column names: per body ``B.x B.y B.theta B.vx B.vy B.omega B.ax B.ay
 B.alpha``; per clearance joint ``J.ex J.ey J.penetration J.normal_force J.tangential_force
-J.slip_velocity``; per driver ``D.torque``.
+J.slip_velocity``; per driver ``D.torque``; a spatial mechanism's:
+:mod:`pipelines.calibration.signals_spatial`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from model import Mechanism, Trajectory
+from model.mechanics.spatial import SpatialMechanism
+
+from .signals_spatial import spatial_signal, spatial_signal_units
 
 # Per-body signal -> (trajectory field, coordinate within the body's (x, y, theta)), with its SI unit.
 BODY_SIGNALS: dict[str, tuple[str, int, str]] = {
@@ -44,6 +48,8 @@ DRIVER_SIGNALS: dict[str, str] = {"torque": "N*m"}
 
 def signal_units(mechanism: Mechanism) -> dict[str, str]:
     """Every signal ``mechanism`` produces, with the SI unit of its values."""
+    if isinstance(mechanism, SpatialMechanism):
+        return spatial_signal_units(mechanism)
     units = {f"{body}.{name}": spec[2] for body in mechanism.body_names for name, spec in BODY_SIGNALS.items()}
     units.update({f"{joint}.{name}": unit for joint in mechanism.clearance_names for name, unit in JOINT_SIGNALS.items()})
     units.update({f"{driver}.{name}": unit for driver in mechanism.driver_names for name, unit in DRIVER_SIGNALS.items()})
@@ -51,6 +57,8 @@ def signal_units(mechanism: Mechanism) -> dict[str, str]:
 
 
 def _signal(mechanism: Mechanism, trajectory: Trajectory, name: str) -> Float[Array, " times"]:
+    if isinstance(mechanism, SpatialMechanism):
+        return spatial_signal(mechanism, trajectory, name)
     owner, _, kind = name.rpartition(".")
     if owner in mechanism.body_names and kind in BODY_SIGNALS:
         field, coordinate, _ = BODY_SIGNALS[kind]

@@ -57,6 +57,13 @@ def load_toml(path: str | Path) -> dict:
 
 def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | None = None) -> MechanismConfig:
     """Validate ``raw``; ``origins`` maps dotted paths that came from elsewhere to (file, note)."""
+    if raw.get("dimension", 2) == 3:
+        from ..config_spatial import spatial_from_dict  # the spatial format lives in its own module
+
+        try:
+            return spatial_from_dict(raw, str(source))
+        except ConfigError as error:
+            raise _attributed(error, origins or {}) from None
     try:
         config = MechanismConfig.model_validate(raw)
     except ValidationError as error:
@@ -85,7 +92,8 @@ def validate_si(raw: dict, source: str) -> MechanismConfig:
 
 
 def mechanism_from_dict(raw: dict, source: str) -> MechanismConfig:
-    """Validate a raw mechanism dict and convert it to SI; errors name ``source``."""
+    """Validate a raw mechanism dict and convert it to SI; errors name ``source``. A
+    ``dimension = 3`` dict gives a :class:`~pipelines.config_spatial.SpatialConfig`."""
     return _validate(raw, str(source))
 
 

@@ -19,6 +19,8 @@ from .design import SweepDesign
 
 def metric_units(base: MechanismConfig) -> dict[str, str]:
     """Every summary metric of the mechanism, in ``summary_metrics`` order, with its SI unit."""
+    if getattr(base, "dimension", 2) == 3:
+        return base.metric_units()
     units = {
         f"{joint.name}.{metric}": si_unit(dimension)
         for joint in base.clearance_joints

@@ -1,18 +1,25 @@
 """Constraint equations of spatial joints and drivers, their Jacobian and Baumgarte ``gamma``.
 
-``Phi(x, t) = 0`` with ``x`` the positions and quaternions. The Jacobian is taken with
-respect to the *velocity* coordinates ``v = [rdot, omega]``: ``Phi_v = d Phi(x (+) dv) / d dv``
-at ``dv = 0``, with the perturbation ``r + dr``, ``p + 1/2 [0, dtheta] (x) p`` (first order
-in the rotation vector ``dtheta``, ground frame), by forward-mode autodiff. ``gamma`` is the
-second derivative of ``Phi`` along the motion at zero acceleration, also by autodiff
-(Nikravesh 1988 §6; Baumgarte 1972 stabilisation as in the planar engine).
+``Phi(x, t) = 0`` with ``x`` the positions and quaternions. Every row is written on the
+bodies' *frames*: positions ``r_b`` and rotation matrices ``R_b = R(p_b)``, evaluated once
+per call. The Jacobian is taken with respect to the *velocity* coordinates
+``v = [rdot, omega]``: ``Phi_v = d Phi(r + dr, R + [dtheta]x R) / d dv`` at ``dv = 0`` (first
+order in the rotation vector ``dtheta``, ground frame), by forward-mode autodiff. ``gamma``
+needs ``dPhi/dt`` and the second derivative of ``Phi`` along the motion at zero
+acceleration: both are the Taylor coefficients of ``Phi`` on the path
+``r + s rdot``, ``R + s W R + s^2/2 W^2 R``, ``t + s`` (``W = [omega]x``, constant ``v``),
+by nested forward-mode autodiff in the scalar ``s`` (Nikravesh 1988 §6; Baumgarte 1972
+stabilisation as in the planar engine). Differentiating the frames, not the quaternions,
+keeps the normalisation and the quaternion products out of the derivatives.
 """
+
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ...geometry.quaternion import quaternion_product, quaternion_rate, rotation_matrix
+from ...geometry.quaternion import quaternion_rate, rotation_matrix
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint, SpatialMechanism
 from ..constraints import speed_driver_rows
 
@@ -58,33 +65,54 @@ def position_rate(mechanism: SpatialMechanism, x, v) -> Float[Array, " coords"]:
     return jnp.concatenate(parts)
 
 
-def _perturbed(x, dv, num_bodies: int):
-    parts = []
-    for body in range(num_bodies):
-        position, quaternion = body_pose(x, body)
-        translation, rotation = body_twist(dv, body)
-        pure = jnp.concatenate([jnp.zeros((1,), x.dtype), rotation])
-        parts += [position + translation, quaternion + 0.5 * quaternion_product(pure, quaternion)]
-    return jnp.concatenate(parts)
+class Frames(NamedTuple):
+    """Positions ``(bodies, 3)`` and rotation matrices ``(bodies, 3, 3)`` of every body."""
+
+    positions: Float[Array, "bodies 3"]
+    rotations: Float[Array, "bodies 3 3"]
 
 
-def _relative_orientation(x, joint: SpatialJoint) -> Float[Array, "3"]:
-    """Vector part of ``conj(relative) (x) conj(p_i) (x) p_j``: zero when the relative
-    orientation is the initial one; its Jacobian is regular there."""
-    _, p_i = body_pose(x, joint.body_i)
-    _, p_j = body_pose(x, joint.body_j)
-    conj = jnp.array([1.0, -1.0, -1.0, -1.0])
-    error = quaternion_product(joint.relative * conj, quaternion_product(p_i * conj, p_j))
-    return error[1:] / jnp.sqrt(p_i @ p_i) / jnp.sqrt(p_j @ p_j)
+def frames(mechanism: SpatialMechanism, x) -> Frames:
+    blocks = x.reshape(mechanism.num_bodies, POSITION_SIZE)
+    return Frames(blocks[:, :3], jax.vmap(rotation_matrix)(blocks[:, 3:]))
 
 
-def joint_constraints(x, joint: SpatialJoint) -> Float[Array, " rows"]:
+def _frame(f: Frames, body: int):
+    if body == GROUND:
+        return jnp.zeros(3, f.positions.dtype), jnp.eye(3, dtype=f.positions.dtype)
+    return f.positions[body], f.rotations[body]
+
+
+def _skew(vector):
+    """``[vector]x``, the matrix of ``vector x (.)``, per leading index."""
+    zero = jnp.zeros_like(vector[..., 0])
+    x, y, z = vector[..., 0], vector[..., 1], vector[..., 2]
+    return jnp.stack([jnp.stack([zero, -z, y], -1), jnp.stack([z, zero, -x], -1), jnp.stack([-y, x, zero], -1)], -2)
+
+
+def _vee_antisymmetric(matrix):
+    """``vee((M - M^T) / 2)``: ``sin(angle) axis`` for a rotation matrix ``M``."""
+    return 0.5 * jnp.stack([matrix[2, 1] - matrix[1, 2], matrix[0, 2] - matrix[2, 0], matrix[1, 0] - matrix[0, 1]])
+
+
+def _orientation_rows(f: Frames, joint: SpatialJoint) -> Float[Array, "3"]:
+    """``vee`` of the antisymmetric part of ``Q0^T R_i^T R_j`` (``Q0 = R(relative)``, the
+    relative orientation at t = 0): zero when it is kept, with a regular Jacobian there."""
+    _, rotation_i = _frame(f, joint.body_i)
+    _, rotation_j = _frame(f, joint.body_j)
+    return _vee_antisymmetric(rotation_matrix(joint.relative).T @ rotation_i.T @ rotation_j)
+
+
+def _point(f: Frames, body: int, local_point):
+    position, rotation = _frame(f, body)
+    return position + rotation @ local_point
+
+
+def frame_joint_rows(f: Frames, joint: SpatialJoint) -> Float[Array, " rows"]:
     """The rows of one ideal joint (:data:`ROWS`)."""
-    _, p_i = body_pose(x, joint.body_i)
-    _, p_j = body_pose(x, joint.body_j)
-    rotation_i, rotation_j = rotation_matrix(p_i), rotation_matrix(p_j)
-    separation = (point_position(x, joint.body_j, joint.point_j) - point_position(x, joint.body_i, joint.point_i)
-                  - rotation_i @ joint.offset)
+    _, rotation_i = _frame(f, joint.body_i)
+    _, rotation_j = _frame(f, joint.body_j)
+    separation = _point(f, joint.body_j, joint.point_j) - _point(f, joint.body_i, joint.point_i) - rotation_i @ joint.offset
     axis_i, axis_j = rotation_i @ joint.axis_i, rotation_j @ joint.axis_j
     normal_u = rotation_i @ joint.reference_i
     normal_w = jnp.cross(axis_i, normal_u)
@@ -97,71 +125,99 @@ def joint_constraints(x, joint: SpatialJoint) -> Float[Array, " rows"]:
     if joint.kind == "cylindrical":
         return jnp.concatenate([on_line, parallel])
     if joint.kind == "prismatic":
-        return jnp.concatenate([on_line, _relative_orientation(x, joint)])
+        return jnp.concatenate([on_line, _orientation_rows(f, joint)])
     if joint.kind == "fixed":
-        return jnp.concatenate([separation, _relative_orientation(x, joint)])
+        return jnp.concatenate([separation, _orientation_rows(f, joint)])
     raise ValueError(f"unknown spatial joint kind {joint.kind!r}")
 
 
-def relative_angle_terms(x, joint: SpatialJoint) -> tuple[Array, Array]:
+def frame_angle_terms(f: Frames, joint: SpatialJoint) -> tuple[Array, Array]:
     """``(cos theta, sin theta)`` of the rotation of ``j`` relative to ``i`` about the axis,
     measured from the references."""
-    _, p_i = body_pose(x, joint.body_i)
-    _, p_j = body_pose(x, joint.body_j)
-    rotation_i = rotation_matrix(p_i)
+    _, rotation_i = _frame(f, joint.body_i)
+    _, rotation_j = _frame(f, joint.body_j)
     normal_u = rotation_i @ joint.reference_i
     normal_w = jnp.cross(rotation_i @ joint.axis_i, normal_u)
-    reference_j = rotation_matrix(p_j) @ joint.reference_j
+    reference_j = rotation_j @ joint.reference_j
     return normal_u @ reference_j, normal_w @ reference_j
 
 
-def axial_constraint(x, joint) -> Float[Array, ""]:
+def frame_axial_row(f: Frames, joint) -> Float[Array, ""]:
     """``(P_J - P_B) . a_B = 0``: the ideal axial row of a cylindrical clearance joint with
     ``axial = "fixed"`` (the journal's centre stays in the bearing's mid-plane)."""
-    _, p_b = body_pose(x, joint.bearing_body)
-    axis = rotation_matrix(p_b) @ joint.bearing_axis
-    offset = point_position(x, joint.journal_body, joint.journal_point) - point_position(x, joint.bearing_body, joint.bearing_point)
-    return offset @ axis
+    _, rotation_b = _frame(f, joint.bearing_body)
+    offset = _point(f, joint.journal_body, joint.journal_point) - _point(f, joint.bearing_body, joint.bearing_point)
+    return offset @ (rotation_b @ joint.bearing_axis)
+
+
+def frame_constraints(mechanism: SpatialMechanism, f: Frames, t) -> Float[Array, " m"]:
+    """Joint rows, one row ``sin(theta - angle - speed t)`` per speed driver (no wrap), then
+    the axial rows of the cylindrical clearance joints with ``axial = "fixed"``."""
+    parts = [frame_joint_rows(f, joint) for joint in mechanism.joints]
+    for driver in mechanism.drivers:
+        if driver.kind == "constant_speed":
+            cos_theta, sin_theta = frame_angle_terms(f, mechanism.joints[driver.joint])
+            phase = driver.angle + driver.speed * t
+            parts.append((sin_theta * jnp.cos(phase) - cos_theta * jnp.sin(phase))[None])
+    parts += [frame_axial_row(f, joint)[None] for joint in mechanism.cylindrical_joints if joint.axial_fixed]
+    rows = jnp.concatenate(parts) if parts else jnp.zeros((0,), f.positions.dtype)
+    return rows if mechanism.kept_rows is None else rows[jnp.asarray(mechanism.kept_rows, dtype=int)]
 
 
 def all_constraints(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
-    """Joint rows, one row ``sin(theta - angle - speed t)`` per speed driver (no wrap), then
-    the axial rows of the cylindrical clearance joints with ``axial = "fixed"``."""
-    parts = [joint_constraints(x, joint) for joint in mechanism.joints]
-    for driver in mechanism.drivers:
-        if driver.kind == "constant_speed":
-            cos_theta, sin_theta = relative_angle_terms(x, mechanism.joints[driver.joint])
-            phase = driver.angle + driver.speed * t
-            parts.append((sin_theta * jnp.cos(phase) - cos_theta * jnp.sin(phase))[None])
-    parts += [axial_constraint(x, joint)[None] for joint in mechanism.cylindrical_joints if joint.axial_fixed]
-    rows = jnp.concatenate(parts) if parts else jnp.zeros((0,), x.dtype)
-    return rows if mechanism.kept_rows is None else rows[jnp.asarray(mechanism.kept_rows, dtype=int)]
+    """:func:`frame_constraints` at positions ``x``."""
+    return frame_constraints(mechanism, frames(mechanism, x), t)
 
 
 def constraint_jacobian(mechanism: SpatialMechanism, x, t) -> Float[Array, "m velocities"]:
     """``Phi_v`` (m x 6 bodies)."""
-    zero = jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype)
-    return jax.jacfwd(lambda dv: all_constraints(mechanism, _perturbed(x, dv, mechanism.num_bodies), t))(zero)
+    f = frames(mechanism, x)
+
+    def perturbed(dv):
+        blocks = dv.reshape(mechanism.num_bodies, 2, 3)
+        moved = Frames(f.positions + blocks[:, 0], f.rotations + _skew(blocks[:, 1]) @ f.rotations)
+        return frame_constraints(mechanism, moved, t)
+
+    return jax.jacfwd(perturbed)(jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype))
+
+
+def _along_motion(mechanism: SpatialMechanism, x, v, t):
+    """``Phi`` on the path ``s -> (r + s rdot, R + s W R + s^2/2 W^2 R, t + s)``."""
+    f = frames(mechanism, x)
+    blocks = v.reshape(mechanism.num_bodies, 2, 3)
+    spin = _skew(blocks[:, 1])
+    turn, turn_twice = spin @ f.rotations, spin @ spin @ f.rotations
+
+    def path(s):
+        moved = Frames(f.positions + s * blocks[:, 0], f.rotations + s * turn + 0.5 * s**2 * turn_twice)
+        return frame_constraints(mechanism, moved, t + s)
+
+    return path
 
 
 def constraint_rate(mechanism: SpatialMechanism, x, v, t) -> Float[Array, " m"]:
-    """``dPhi/dt`` along ``(dx/dt(v), 1)``."""
-    return jax.jvp(lambda x_, t_: all_constraints(mechanism, x_, t_), (x, t),
-                   (position_rate(mechanism, x, v), jnp.ones_like(t)))[1]
+    """``dPhi/dt = Phi_v v + Phi_t``."""
+    t = jnp.asarray(t, x.dtype)
+    return jax.jvp(_along_motion(mechanism, x, v, t), (jnp.zeros_like(t),), (jnp.ones_like(t),))[1]
 
 
 def velocity_rhs(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
     """``-Phi_t``."""
-    return -jax.jvp(lambda t_: all_constraints(mechanism, x, t_), (t,), (jnp.ones_like(t),))[1]
+    return -constraint_rate(mechanism, x, jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype), t)
 
 
 def acceleration_rhs(mechanism: SpatialMechanism, x, v, t) -> Float[Array, " m"]:
     """``gamma = -c - 2 alpha dPhi/dt - beta^2 Phi`` with ``c`` the second derivative of
     ``Phi`` along the motion at zero acceleration (``v`` held)."""
-    phi = all_constraints(mechanism, x, t)
-    rate, convective = jax.jvp(lambda x_, t_: constraint_rate(mechanism, x_, v, t_), (x, t),
-                               (position_rate(mechanism, x, v), jnp.ones_like(t)))
-    return -convective - 2.0 * mechanism.baumgarte_alpha * rate - mechanism.baumgarte_beta**2 * phi
+    t = jnp.asarray(t, x.dtype)
+    path = _along_motion(mechanism, x, v, t)
+    zero, one = jnp.zeros_like(t), jnp.ones_like(t)
+
+    def rate(s):
+        return jax.jvp(path, (s,), (one,))
+
+    (phi, rate_value), (_, convective) = jax.jvp(rate, (zero,), (one,))
+    return -convective - 2.0 * mechanism.baumgarte_alpha * rate_value - mechanism.baumgarte_beta**2 * phi
 
 
 def driver_rows(mechanism: SpatialMechanism) -> dict[int, int]:

@@ -17,8 +17,8 @@ from ...contact.memory import impact_memory_rate
 from ...geometry.quaternion import rotation_matrix
 from ..dynamics import spd_solve
 from .constraints import (acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
-                          driver_rows, position_rate, relative_angle_terms, velocity_rhs)
-from .forces import SpatialContactState, applied_forces, contact_forces
+                          driver_rows, position_rate, velocity_rhs)
+from .forces import SpatialContactState, applied_forces, ball_kinematics, contact_forces, cylinder_kinematics
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
 
 
@@ -46,6 +46,21 @@ def world_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]
     return rotations @ mechanism.inertias @ jnp.swapaxes(rotations, -1, -2)
 
 
+def inverse_3x3(matrices: Float[Array, "... 3 3"]) -> Float[Array, "... 3 3"]:
+    """Inverse of invertible 3 x 3 matrices by the adjugate (cofactors over the determinant):
+    a few multiplications, where ``jnp.linalg.inv`` calls an LU factorisation per matrix."""
+    rows = [matrices[..., i, :] for i in range(3)]
+    adjugate_columns = [jnp.cross(rows[1], rows[2]), jnp.cross(rows[2], rows[0]), jnp.cross(rows[0], rows[1])]
+    determinant = jnp.sum(rows[0] * adjugate_columns[0], axis=-1)
+    return jnp.stack(adjugate_columns, axis=-1) / determinant[..., None, None]
+
+
+def world_inverse_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
+    """``R J^-1 R^T`` per body: the inverse of :func:`world_inertias` (R is orthogonal)."""
+    rotations = jnp.stack([rotation_matrix(body_pose(x, b)[1]) for b in range(mechanism.num_bodies)])
+    return rotations @ inverse_3x3(mechanism.inertias) @ jnp.swapaxes(rotations, -1, -2)
+
+
 def _inverse_mass_apply(mechanism, inverse_inertias, vectors):
     """``M^-1`` applied to the last axis of ``vectors`` (... x 6 bodies)."""
     blocks = vectors.reshape(vectors.shape[:-1] + (mechanism.num_bodies, 2, 3))
@@ -70,7 +85,7 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEval
     x, v = state.x, state.v
     contact_generalised, contact = contact_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
-    inverse_inertias = jnp.linalg.inv(inertias)
+    inverse_inertias = world_inverse_inertias(mechanism, x)
     applied = applied_forces(mechanism, x) + contact_generalised + gyroscopic_forces(mechanism, x, v, inertias)
     jacobian = constraint_jacobian(mechanism, x, t)
     if jacobian.shape[0]:
@@ -94,8 +109,11 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEval
     return SpatialEvaluation(vdot, multipliers, contact, driver_torques, violation)
 
 
-def _slice_rates(mechanism, x, v):
-    return contact_forces(mechanism, x, v, jnp.zeros(mechanism.memory_size, x.dtype))[1].slice_normal_rate
+def _slice_rates(mechanism: SpatialMechanism, x, v) -> Float[Array, " memory"]:
+    """Normal rate (m/s) of every contact slot, from the kinematics alone."""
+    rates = [cylinder_kinematics(joint, x, v)[0].normal_rate for joint in mechanism.cylindrical_joints]
+    rates += [ball_kinematics(joint, x, v).normal_rate[None] for joint in mechanism.spherical_joints]
+    return jnp.concatenate(rates) if rates else jnp.zeros((0,), x.dtype)
 
 
 def vector_field(t, state: SpatialState, mechanism: SpatialMechanism) -> SpatialState:

@@ -11,7 +11,7 @@ from jaxtyping import Array, Float
 
 from ...contact.friction import friction_force
 from ...contact.normal import normal_force
-from ...geometry.cylindrical import end_forces, safe_direction, safe_length, slice_kinematics
+from ...geometry.cylindrical import SliceKinematics, end_forces, safe_direction, safe_length, slice_kinematics
 from ...geometry.quaternion import rotation_matrix
 from .constraints import body_pose, body_twist, point_position
 from .lubrication import slice_film_forces
@@ -25,7 +25,8 @@ class SpatialContactState(NamedTuple):
     ``(u, w, axis)`` frame; ``penetration``: the largest slice penetration; ``normal_force``:
     magnitude of the resultant of the slice normal forces (dry contact minus the film's
     radial part on a lubricated joint, as in the planar engine); ``normal_force_a``/``_b``: the
-    statically equivalent end forces; ``slip_velocity``: slip speed at the deepest slice.
+    statically equivalent end forces; ``slip_velocity``, ``normal_rate``: slip speed and
+    normal rate at the deepest slice.
     ``slice_penetration``/``slice_normal_rate``: per memory slot (all joints' slices).
     """
 
@@ -37,6 +38,7 @@ class SpatialContactState(NamedTuple):
     normal_force_b: Float[Array, " joints"]
     tangential_force: Float[Array, " joints"]
     slip_velocity: Float[Array, " joints"]
+    normal_rate: Float[Array, " joints"]  # the deepest slice's (m/s)
     slice_penetration: Float[Array, " memory"]
     slice_normal_rate: Float[Array, " memory"]
     slice_normal_force: Float[Array, " memory"]
@@ -63,22 +65,43 @@ def _axis(x, body, local):
     return rotation_matrix(body_pose(x, body)[1]) @ local
 
 
-def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generalised):
-    """Slice forces of one cylindrical clearance joint added to ``generalised``."""
+class CylinderFrame(NamedTuple):
+    """Ground-frame pose data of a cylindrical clearance joint at one state."""
+
+    bearing_axis: Float[Array, "3"]
+    bearing_u: Float[Array, "3"]
+    bearing_w: Float[Array, "3"]
+    journal_axis: Float[Array, "3"]
+    journal_centre: Float[Array, "3"]
+    bearing_centre: Float[Array, "3"]
+    journal_omega: Float[Array, "3"]
+    bearing_omega: Float[Array, "3"]
+
+
+def cylinder_kinematics(joint: CylindricalClearanceJoint, x, v) -> tuple[SliceKinematics, CylinderFrame]:
+    """Slice kinematics of one cylindrical clearance joint and the frame they were taken in."""
     journal_position, _ = body_pose(x, joint.journal_body)
     bearing_position, _ = body_pose(x, joint.bearing_body)
     journal_velocity, journal_omega = body_twist(v, joint.journal_body)
     bearing_velocity, bearing_omega = body_twist(v, joint.bearing_body)
-    bearing_axis = _axis(x, joint.bearing_body, joint.bearing_axis)
-    bearing_u = _axis(x, joint.bearing_body, joint.bearing_u)
-    bearing_w = _axis(x, joint.bearing_body, joint.bearing_w)
+    bearing_rotation = rotation_matrix(body_pose(x, joint.bearing_body)[1])
+    bearing_axis, bearing_u, bearing_w = (bearing_rotation @ joint.bearing_axis, bearing_rotation @ joint.bearing_u,
+                                          bearing_rotation @ joint.bearing_w)
     journal_axis = _axis(x, joint.journal_body, joint.journal_axis)
     journal_centre = point_position(x, joint.journal_body, joint.journal_point)
     bearing_centre = point_position(x, joint.bearing_body, joint.bearing_point)
-    z = joint.slice_positions()
     kin = slice_kinematics(journal_centre, journal_axis, journal_position, journal_velocity, journal_omega,
                            bearing_centre, bearing_axis, bearing_position, bearing_velocity, bearing_omega,
-                           bearing_u, joint.bearing_radius, joint.clearance, z)
+                           bearing_u, joint.bearing_radius, joint.clearance, joint.slice_positions())
+    frame = CylinderFrame(bearing_axis, bearing_u, bearing_w, journal_axis, journal_centre, bearing_centre,
+                          journal_omega, bearing_omega)
+    return kin, frame
+
+
+def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generalised):
+    """Slice forces of one cylindrical clearance joint added to ``generalised``."""
+    kin, frame = cylinder_kinematics(joint, x, v)
+    bearing_axis, bearing_u, bearing_w, journal_axis, journal_centre, bearing_centre, journal_omega, bearing_omega = frame
     f_normal = normal_force(joint.slice_law(), kin.penetration, kin.normal_rate, memory)
     slip_speed = safe_length(kin.slip)
     slip_direction = safe_direction(kin.slip, bearing_w)
@@ -102,12 +125,26 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
     deepest = jnp.argmax(kin.penetration)
     summary = (eccentricity, tilt, jnp.max(kin.penetration), safe_length(jnp.sum(normal_vectors, axis=0)),
                safe_length(end_a), safe_length(end_b),
-               safe_length(jnp.sum(tangential_vectors, axis=0)), slip_speed[deepest])
+               safe_length(jnp.sum(tangential_vectors, axis=0)), slip_speed[deepest], kin.normal_rate[deepest])
     return generalised, summary, (kin.penetration, kin.normal_rate, f_normal)
 
 
-def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised):
-    """Point contact of a ball in a spherical socket (Flores, Ambrósio, Claro & Lankarani 2006)."""
+class BallKinematics(NamedTuple):
+    """Ground-frame contact kinematics of a spherical clearance joint."""
+
+    eccentricity: Float[Array, "3"]
+    normal: Float[Array, "3"]
+    penetration: Float[Array, ""]
+    normal_rate: Float[Array, ""]
+    contact_point: Float[Array, "3"]
+    slip: Float[Array, "3"]
+
+
+_FALLBACK = jnp.array([1.0, 0.0, 0.0])
+
+
+def ball_kinematics(joint: SphericalClearanceJoint, x, v) -> BallKinematics:
+    """Penetration, normal rate and slip of a ball in its socket."""
     ball_position, _ = body_pose(x, joint.ball_body)
     socket_position, _ = body_pose(x, joint.socket_body)
     ball_velocity, ball_omega = body_twist(v, joint.ball_body)
@@ -115,8 +152,7 @@ def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised)
     ball_centre = point_position(x, joint.ball_body, joint.ball_point)
     socket_centre = point_position(x, joint.socket_body, joint.socket_point)
     eccentricity = ball_centre - socket_centre
-    fallback = jnp.array([1.0, 0.0, 0.0])
-    normal = safe_direction(eccentricity, fallback)
+    normal = safe_direction(eccentricity, _FALLBACK)
     penetration = safe_length(eccentricity) - joint.clearance
     contact_point = socket_centre + joint.socket_radius * normal
 
@@ -128,7 +164,14 @@ def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised)
     relative = (velocity(contact_point, ball_position, ball_velocity, ball_omega)
                 - velocity(contact_point, socket_position, socket_velocity, socket_omega))
     slip = relative - (relative @ normal) * normal
-    f_normal = normal_force(joint.contact, penetration, rate, memory[0])
+    return BallKinematics(eccentricity, normal, penetration, rate, contact_point, slip)
+
+
+def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised):
+    """Point contact of a ball in a spherical socket (Flores, Ambrósio, Claro & Lankarani 2006)."""
+    eccentricity, normal, penetration, rate, contact_point, slip = ball_kinematics(joint, x, v)
+    fallback = _FALLBACK
+    f_normal = normal_force(joint.contact_law(), penetration, rate, memory[0])
     slip_speed = safe_length(slip)
     f_tangential = friction_force(joint.friction, f_normal, slip_speed)
     on_ball = -f_normal * normal - f_tangential * safe_direction(slip, jnp.cross(normal, fallback))
@@ -136,7 +179,7 @@ def spherical_contact(joint: SphericalClearanceJoint, x, v, memory, generalised)
     generalised = add_point_forces(generalised, x, joint.socket_body, contact_point[None], -on_ball[None])
     socket_frame = rotation_matrix(body_pose(x, joint.socket_body)[1])
     summary = (socket_frame.T @ eccentricity, jnp.zeros((), x.dtype), penetration, f_normal, f_normal,
-               jnp.zeros((), x.dtype), f_tangential, slip_speed)
+               jnp.zeros((), x.dtype), f_tangential, slip_speed, rate)
     return generalised, summary, (penetration[None], rate[None], f_normal[None])
 
 
@@ -154,7 +197,7 @@ def contact_forces(mechanism: SpatialMechanism, x, v, memory) -> tuple[Float[Arr
         start += 1
     if not summaries:
         empty = jnp.zeros((0,), x.dtype)
-        return generalised, SpatialContactState(jnp.zeros((0, 3), x.dtype), *([empty] * 10))
+        return generalised, SpatialContactState(jnp.zeros((0, 3), x.dtype), *([empty] * 11))
     columns = [jnp.stack(column) for column in zip(*summaries)]
     slot_columns = [jnp.concatenate(column) for column in zip(*slots)]
     return generalised, SpatialContactState(*columns, *slot_columns)
@@ -178,3 +221,17 @@ def applied_forces(mechanism: SpatialMechanism, x) -> Float[Array, " velocities"
             for body, sign in ((joint.body_j, 1.0), (joint.body_i, -1.0)):
                 generalised = add_torque(generalised, body, sign * driver.torque * _axis(x, joint.body_i, joint.axis_i))
     return generalised
+
+
+def clearance_kinematics(mechanism: SpatialMechanism, x, v) -> Float[Array, "2 joints"]:
+    """``[penetration, normal rate]`` per clearance joint (cylindrical: the deepest slice's),
+    without the forces: what the free-flight step bound needs."""
+    rows = []
+    for joint in mechanism.cylindrical_joints:
+        kin, _ = cylinder_kinematics(joint, x, v)
+        deepest = jnp.argmax(kin.penetration)
+        rows.append(jnp.stack([kin.penetration[deepest], kin.normal_rate[deepest]]))
+    for joint in mechanism.spherical_joints:
+        kin = ball_kinematics(joint, x, v)
+        rows.append(jnp.stack([kin.penetration, kin.normal_rate]))
+    return jnp.stack(rows, axis=1) if rows else jnp.zeros((2, 0), x.dtype)

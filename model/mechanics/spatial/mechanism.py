@@ -20,6 +20,7 @@ from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
 from ...contact.stiffness import palmgren_stiffness
 from ...lubrication import Lubrication
+from ..interface import AbstractMechanism
 
 GROUND = -1
 POSITION_SIZE = 7
@@ -77,10 +78,16 @@ class CylindricalClearanceJoint(eqx.Module):
     friction: FrictionLaw
     initial_eccentricity: Float[Array, "2"]  # in the bearing's (u, w) axes (m)
     lubrication: Lubrication | None = None  # oil film per slice (model.mechanics.spatial.lubrication)
+    stiffness_factor: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(1.0))  # scales K
+
+    @property
+    def bodies(self) -> tuple[int, int]:
+        """``(journal body, bearing body)``."""
+        return self.journal_body, self.bearing_body
 
     def stiffness(self) -> Float[Array, ""]:
-        """The whole joint's stiffness K (N/m^n)."""
-        return palmgren_stiffness(self.length) if self.palmgren else self.contact.stiffness
+        """The whole joint's stiffness K (N/m^n), times ``stiffness_factor``."""
+        return self.stiffness_factor * (palmgren_stiffness(self.length) if self.palmgren else self.contact.stiffness)
 
     def slice_law(self) -> ContactLaw:
         """The contact law of one slice: stiffness ``K / N``."""
@@ -104,6 +111,20 @@ class SphericalClearanceJoint(eqx.Module):
     contact: ContactLaw
     friction: FrictionLaw
     initial_eccentricity: Float[Array, "3"]
+    stiffness_factor: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(1.0))  # scales K
+
+    @property
+    def bodies(self) -> tuple[int, int]:
+        """``(ball body, socket body)``."""
+        return self.ball_body, self.socket_body
+
+    def stiffness(self) -> Float[Array, ""]:
+        """Contact stiffness K (N/m^n), times ``stiffness_factor``."""
+        return self.stiffness_factor * self.contact.stiffness
+
+    def contact_law(self) -> ContactLaw:
+        """The contact law with its stiffness resolved."""
+        return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness())
 
 
 class Load(eqx.Module):
@@ -129,8 +150,13 @@ class SpatialDriver(eqx.Module):
     angle: Float[Array, ""]
 
 
-class SpatialMechanism(eqx.Module):
-    """A spatial mechanism of rigid bodies with ideal and clearance joints."""
+class SpatialMechanism(AbstractMechanism):
+    """A spatial mechanism of rigid bodies with ideal and clearance joints.
+
+    The integrators' interface (:class:`~model.mechanics.interface.AbstractMechanism`) is
+    implemented by the functions of ``dynamics.py`` and ``forces.py``; they import this
+    module, so the methods import them when called.
+    """
 
     masses: Float[Array, " bodies"]
     inertias: Float[Array, "bodies 3 3"]  # body-frame inertia tensors about the centre of mass
@@ -185,3 +211,36 @@ class SpatialMechanism(eqx.Module):
                 joint.initial_eccentricity if with_offsets else jnp.zeros(3)))
         return dataclasses.replace(self, joints=self.joints + tuple(extra), cylindrical_joints=(),
                                    spherical_joints=(), clearance_names=(), kept_rows=None)
+
+    def initial_state(self):
+        from .dynamics import initial_state
+
+        return initial_state(self)
+
+    def flatten(self, state):
+        from .dynamics import flatten_state
+
+        return flatten_state(state)
+
+    def unflatten(self, flat):
+        from .dynamics import unflatten_state
+
+        return unflatten_state(flat, self.num_bodies, self.memory_size)
+
+    def flat_vector_field(self, t, flat):
+        from .dynamics import flat_vector_field
+
+        return flat_vector_field(t, flat, self)
+
+    def contact_kinematics(self, flat):
+        from .forces import clearance_kinematics
+
+        state = self.unflatten(flat)
+        return clearance_kinematics(self, state.x, state.v)
+
+    def contact_values(self, flat):
+        from .forces import contact_forces
+
+        state = self.unflatten(flat)
+        _, contact = contact_forces(self, state.x, state.v, state.impact_memory)
+        return jnp.stack([contact.penetration, contact.normal_rate, contact.normal_force])

@@ -12,7 +12,7 @@ from model.contact.friction import FrictionLaw
 from model.contact.normal import ContactLaw
 from model.contact.stiffness import palmgren_stiffness
 from model.integrate.settings import SolverSettings
-from model.integrate.spatial import simulate_spatial, solve_spatial
+from model.integrate.solve import simulate, solve
 from model.mechanics.spatial import GROUND, CylindricalClearanceJoint, SpatialMechanism, SpatialState, kinetic_energy
 from model.mechanics.spatial.forces import contact_forces
 
@@ -48,7 +48,7 @@ def test_elastic_contact_conserves_energy_through_free_flight_and_impacts():
                       jnp.zeros(mechanism.memory_size), jnp.zeros(()))
     settings = SolverSettings(t_end=0.005, output_interval=5e-5, solver="tsit5", rtol=1e-10, atol=1e-13,
                               dtmax_contact_share=None)
-    solution = jax.jit(solve_spatial, static_argnums=1)(mechanism, settings, y0)
+    solution = jax.jit(solve, static_argnums=1)(mechanism, settings, y0)
     energy, penetration = jax.vmap(lambda x, v: pin_energy(mechanism, x, v))(solution.ys.x, solution.ys.v)
     assert int(solution.result._value) == 0
     assert float(jnp.max(penetration)) > 1e-6  # it did hit the wall
@@ -103,7 +103,7 @@ def test_clearance_joint_converges_to_the_ideal_joint():
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *variants)
     settings = SolverSettings(t_end=0.01, output_interval=2.5e-4, solver="tsit5", rtol=1e-7, atol=1e-11,
                               dtmax_contact_share=None)
-    runs = jax.jit(jax.vmap(lambda m: simulate_spatial(m, settings)))(stacked)
+    runs = jax.jit(jax.vmap(lambda m: simulate(m, settings)))(stacked)
     assert np.all(np.asarray(runs.result) == 0)
     ideal = ideal_swing(np.asarray(runs.t[0]))
     difference = np.max(np.abs(np.asarray(swing_angle(runs.x)) - ideal[None]), axis=1)

@@ -15,7 +15,7 @@ from scipy.optimize import fsolve
 
 from model.contact.stiffness import palmgren_stiffness
 from model.integrate.settings import SolverSettings
-from model.integrate.spatial import simulate_spatial
+from model.integrate import simulate
 
 from .cases import GRAVITY, LENGTH, LOAD, PIN_MASS, TORQUE, bushing
 
@@ -45,7 +45,7 @@ def _steady(slices=20, t_end=0.03):
     def run(flag):
         m = eqx.tree_at(lambda m: (m.loads[0].enabled, m.loads[1].enabled, m.loads[2].enabled), base,
                         (flag[0], flag[1], flag[2]))
-        return simulate_spatial(m, SolverSettings(t_end=t_end, output_interval=t_end / 10, solver="tsit5"))
+        return simulate(m, SolverSettings(t_end=t_end, output_interval=t_end / 10, solver="tsit5"))
 
     return jax.jit(jax.vmap(run))(flags)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from model.integrate.settings import SolverSettings
-from model.integrate.spatial import simulate_spatial
+from model.integrate import simulate
 from model.mechanics.spatial import GROUND, SpatialJoint, SpatialMechanism, SpatialState, angular_momentum
 from model.mechanics.spatial import kinetic_energy, redundant_joints
 from model.mechanics.spatial.constraints import all_constraints, constraint_jacobian, position_rate
@@ -30,8 +30,8 @@ def test_intermediate_axis_flip_conserves_momentum_and_energy():
                       jnp.zeros(0), jnp.zeros(()))
     settings = SolverSettings(t_end=4.0, output_interval=0.01, solver="tsit5", rtol=1e-10, atol=1e-12,
                               dtmax_contact_share=None)
-    from model.integrate.spatial import solve_spatial
-    solution = jax.jit(solve_spatial, static_argnums=1)(mechanism, settings, y0)
+    from model.integrate import solve
+    solution = jax.jit(solve, static_argnums=1)(mechanism, settings, y0)
     states = solution.ys
     momentum = jax.vmap(lambda x, v: angular_momentum(mechanism, x, v))(states.x, states.v)
     energy = jax.vmap(lambda x, v: kinetic_energy(mechanism, x, v))(states.x, states.v)

@@ -12,7 +12,7 @@ from model.contact.friction import FrictionLaw, friction_coefficient
 from model.contact.normal import ContactLaw
 from model.geometry.quaternion import axis_angle_quaternion, rotation_matrix
 from model.integrate.settings import SolverSettings
-from model.integrate.spatial import solve_spatial
+from model.integrate.solve import solve
 from model.mechanics.spatial import GROUND, SpatialMechanism, SpatialState, SphericalClearanceJoint, kinetic_energy
 from model.mechanics.spatial.forces import contact_forces
 from pipelines.build_spatial import build_spatial
@@ -85,7 +85,7 @@ def test_ball_settles_at_the_inverted_hertz_law():
     y0 = SpatialState(mechanism.initial_positions, jnp.zeros(6), jnp.zeros(1), jnp.zeros(()))
     settings = SolverSettings(t_end=0.01, output_interval=0.001, solver="tsit5", rtol=1e-8, atol=1e-13,
                               dtmax_contact_share=None)
-    states = jax.jit(solve_spatial, static_argnums=1)(mechanism, settings, y0).ys
+    states = jax.jit(solve, static_argnums=1)(mechanism, settings, y0).ys
     expected = (mass * GRAVITY / STIFFNESS) ** (1.0 / 1.5)
     final = np.asarray(states.x[-1, :3])
     np.testing.assert_allclose(-final[1] - CLEARANCE, expected, rtol=1e-6)  # atol / delta = 4e-7
@@ -122,7 +122,7 @@ def test_elastic_spherical_pendulum_conserves_energy():
     y0 = SpatialState(x0, jnp.concatenate([velocity, omega]), jnp.zeros(1), jnp.zeros(()))
     settings = SolverSettings(t_end=0.02, output_interval=0.5e-3, solver="tsit5", rtol=1e-10, atol=1e-13,
                               dtmax_contact_share=None)
-    solution = jax.jit(solve_spatial, static_argnums=1)(mechanism, settings, y0)
+    solution = jax.jit(solve, static_argnums=1)(mechanism, settings, y0)
     energy, penetration = jax.vmap(lambda x, v: total_energy(mechanism, x, v))(solution.ys.x, solution.ys.v)
     assert int(solution.result._value) == 0
     assert float(jnp.max(penetration)) > 0.0  # the ball reached the socket's wall

@@ -1,0 +1,58 @@
+"""What the integrators need from a mechanism, planar or spatial.
+
+:func:`model.simulate`, the refilling-lane ensemble, the free-flight step bound, the
+non-finite step guard and the exact peak tracking step one flat state vector and read the
+clearance joints through this interface only, so one implementation of each serves the
+planar :class:`~model.mechanics.mechanism.Mechanism` and the spatial
+:class:`~model.mechanics.spatial.SpatialMechanism`.
+
+A mechanism also carries, as fields or properties used by the integrators:
+``masses`` (kg, per body), ``clearance_joints`` (each with ``bodies``, ``clearance``,
+``contact`` and ``stiffness()``), and the names ``body_names``, ``clearance_names``.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+from jaxtyping import Array, Float, PyTree
+
+
+class AbstractMechanism(eqx.Module):
+    """A mechanism the integrators can solve (see the module docstring).
+
+    The state is a pytree of the mechanism's own kind (its positions, velocities, one
+    impact memory per contact slot and the drivers' work); the integrators step it as the
+    flat vector of :meth:`flatten`.
+    """
+
+    @abc.abstractmethod
+    def initial_state(self) -> PyTree:
+        """The consistent initial state at ``t = 0``."""
+
+    @abc.abstractmethod
+    def flatten(self, state: PyTree) -> Float[Array, "... n"]:
+        """``state`` as one vector (leading batch axes kept)."""
+
+    @abc.abstractmethod
+    def unflatten(self, flat: Float[Array, "... n"]) -> PyTree:
+        """Inverse of :meth:`flatten` (leading batch axes kept)."""
+
+    @abc.abstractmethod
+    def flat_vector_field(self, t, flat: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``d flat / dt``: the equations of motion on the flat state."""
+
+    @abc.abstractmethod
+    def contact_kinematics(self, flat: Float[Array, " n"]) -> Float[Array, "2 joints"]:
+        """``[penetration (m), normal rate (m/s)]`` per clearance joint: for a joint with
+        several contact slots (a sliced cylinder), the deepest slot's."""
+
+    @abc.abstractmethod
+    def contact_values(self, flat: Float[Array, " n"]) -> Float[Array, "3 joints"]:
+        """:meth:`contact_kinematics` and, as a third row, the joint's normal force (N)."""
+
+
+def flat_vector_field(t, flat: Float[Array, " n"], mechanism: AbstractMechanism) -> Float[Array, " n"]:
+    """:meth:`AbstractMechanism.flat_vector_field` in diffrax's ``(t, y, args)`` signature."""
+    return mechanism.flat_vector_field(t, flat)

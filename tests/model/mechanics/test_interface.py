@@ -1,0 +1,66 @@
+"""The integrators' interface (model/mechanics/interface.py) on the planar and the spatial
+Flores slider-crank: state round trip, and the contact rows the step bound and the peak
+tracking read agree with the engines' own contact state."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import model
+from model.mechanics import AbstractMechanism
+from model.mechanics.spatial import SpatialMechanism
+from model.mechanics.spatial import evaluate as evaluate_spatial
+from pipelines.build import build_mechanism
+from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
+
+
+@pytest.fixture(scope="module", params=["flores_slider_crank.toml", "flores_slider_crank_3d.toml"])
+def mechanism(request):
+    return build_mechanism(load_mechanism(CONFIGS / request.param))
+
+
+def touching_state(mechanism):
+    """The initial state with the journal moved 1 % of the clearance into the wall along
+    the slider's x axis, closing at 0.1 m/s."""
+    state = mechanism.initial_state()
+    depth = 1.01 * float(mechanism.clearance_joints[0].clearance)
+    if isinstance(mechanism, SpatialMechanism):  # conrod: body 1, positions 7 per body, velocities 6
+        return state._replace(x=state.x.at[7].add(depth), v=state.v.at[6].add(0.1))
+    return state._replace(q=state.q.at[3].add(depth), qd=state.qd.at[3].add(0.1))
+
+
+def test_both_engines_implement_the_interface(mechanism):
+    assert isinstance(mechanism, AbstractMechanism)
+    flat = mechanism.flatten(mechanism.initial_state())
+    assert flat.ndim == 1
+    np.testing.assert_array_equal(mechanism.flatten(mechanism.unflatten(flat)), flat)
+    assert jax.eval_shape(mechanism.flat_vector_field, 0.0, flat).shape == flat.shape
+
+
+def test_contact_rows_agree_with_the_engine(mechanism):
+    state = touching_state(mechanism)
+    flat = mechanism.flatten(state)
+    kinematics, values = mechanism.contact_kinematics(flat), mechanism.contact_values(flat)
+    np.testing.assert_allclose(kinematics, values[:2], rtol=1e-12)
+    if isinstance(mechanism, SpatialMechanism):
+        contact = evaluate_spatial(mechanism, 0.0, state).contact
+    else:
+        contact = model.evaluate(mechanism, 0.0, state).contact
+    penetration, rate, force = values[:, 0]
+    assert float(penetration) == pytest.approx(float(contact.penetration[0]), rel=1e-12)
+    assert float(force) == pytest.approx(float(contact.normal_force[0]), rel=1e-12)
+    assert float(penetration) == pytest.approx(0.01 * float(mechanism.clearance_joints[0].clearance), rel=1e-6)
+    assert float(rate) == pytest.approx(0.1, rel=1e-6) and float(force) > 0.0
+
+
+def test_spatial_contact_period_matches_the_planar_one():
+    """The aligned 3-D slider-crank's joint (whole-joint stiffness, same bodies) has the
+    planar joint's contact period when both have the same stiffness."""
+    planar = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    spatial = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"))
+    ratio = spatial.clearance_joints[0].stiffness() / planar.clearance_joints[0].stiffness()
+    periods = model.contact_periods(spatial), model.contact_periods(planar)
+    # T ~ K^(-1/2)
+    np.testing.assert_allclose(periods[0] * jnp.sqrt(ratio), periods[1], rtol=1e-12)

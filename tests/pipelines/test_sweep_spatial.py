@@ -1,0 +1,66 @@
+"""``clearance sweep`` on a spatial (``dimension = 3``) base: every row of a 4-point
+clearance x restitution sweep equals a single simulation of that point."""
+
+import shutil
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+
+import model
+from pipelines.build import build_mechanism, solver_settings
+from pipelines.cli import main
+from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
+
+BASE = "flores_slider_crank_3d.toml"
+SWEEP = f"""base = "{BASE}"
+[sweep]
+design = "grid"
+[[sweep.parameters]]
+path = "joints.pin.clearance"
+values = ["0.25 mm", "0.5 mm"]
+[[sweep.parameters]]
+path = "joints.pin.contact.restitution"
+values = [0.5, 0.9]
+[simulation]
+t_end = "0.6 ms"
+output_interval = "10 us"
+"""
+# the lanes and a single solve round differently, so accept/reject decisions and the states
+# agree to the integrator's tolerance (rtol 1e-6), not to round-off (model/integrate/ensemble.py);
+# the first impact comes before any contact, the peaks through one impact, the acceleration
+# peak from the output samples during it
+AGREEMENT = {"pin.first_impact_time": 1e-5, "pin.first_impact_velocity": 1e-4, "pin.max_normal_force": 1e-3,
+             "pin.max_penetration": 1e-3, "slider.max_abs_ax": 1e-2}
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("spatial_sweep")
+    shutil.copy(CONFIGS / BASE, folder)
+    (folder / "sweep.toml").write_text(SWEEP)
+    out = folder / "out"
+    code = main(["sweep", str(folder / "sweep.toml"), "--out", str(out), "--no-progress", "--executor", "local"])
+    return code, folder, pd.read_parquet(out / "results.parquet") if code == 0 else None
+
+
+@pytest.mark.slow
+def test_spatial_sweep_rows_equal_single_simulations(sweep):
+    code, folder, frame = sweep
+    assert code == 0
+    assert len(frame) == 4 and (frame["status"] == "ok").all()
+    for column in ("pin.max_normal_force", "pin.first_impact_time", "slider.max_abs_az", "steps"):
+        assert column in frame.columns
+    simulate = jax.jit(model.simulate, static_argnums=1)
+    for _, row in frame.iterrows():
+        config = load_mechanism(folder / BASE, [
+            f"joints.pin.clearance={row['joints.pin.clearance']} m",
+            f"joints.pin.contact.restitution={row['joints.pin.contact.restitution']}",
+            "simulation.t_end=0.6 ms", "simulation.output_interval=10 us"])
+        mechanism = build_mechanism(config)
+        metrics = model.summary_metrics(mechanism, simulate(mechanism, solver_settings(config)))
+        assert np.isfinite(metrics["pin.first_impact_time"])  # the window holds the first impact
+        for name, agreement in AGREEMENT.items():
+            assert row[name] == pytest.approx(float(metrics[name]), rel=agreement), name
