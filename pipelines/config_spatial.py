@@ -102,12 +102,11 @@ class SpatialConfig:
     def clearance_joints(self) -> list[Entry]:
         return [joint for joint in self.joints if joint["type"] in ("cylindrical_clearance", "spherical_clearance")]
 
-    def si_value(self, path: str) -> Any:
-        """The validated SI value at a dotted path (``"joints.pin.clearance"`` -> 0.0005);
-        tables come back with unit-labelled keys, as the planar config's."""
+    def _node(self, path: str) -> Any:
+        """The validated SI node at a dotted path (a value, an entry or a section)."""
         node: Any = {"bodies": self.bodies, "joints": self.joints, "drivers": self.drivers, "loads": self.loads,
                      "initial": self.initial, "simulation": self.simulation, "gravity": self.gravity}
-        for segment in path.split("."):
+        for segment in path.split(".") if path else ():
             if isinstance(node, dict) and segment in node:
                 node = node[segment]
             elif isinstance(node, list) and any(isinstance(item, Entry) and item["name"] == segment for item in node):
@@ -116,7 +115,32 @@ class SpatialConfig:
                 node = getattr(node, segment)
             else:
                 raise ConfigError(self.source, path, f"no {segment!r} in the validated config")
-        return _labelled(node)
+        return node
+
+    def si_value(self, path: str) -> Any:
+        """The validated SI value at a dotted path (``"joints.pin.clearance"`` -> 0.0005);
+        tables come back with unit-labelled keys, as the planar config's."""
+        return _labelled(self._node(path))
+
+    def unit_of_path(self, path: str) -> str:
+        """The SI unit the value at a dotted path is stored in (``""``: dimensionless or a choice)."""
+        parent_path, _, leaf = path.rpartition(".")
+        parent = self._node(parent_path)
+        if isinstance(parent, dict) and not hasattr(parent, "model_dump"):
+            return si_unit(ENTRY_DIMENSIONS[leaf]) if leaf in ENTRY_DIMENSIONS else ""
+        if leaf in getattr(type(parent), "model_fields", {}) and hasattr(parent, "unit_of"):
+            return parent.unit_of(leaf)
+        return ""
+
+    def with_si_values(self, values: dict[str, Any], source: str | None = None) -> "SpatialConfig":
+        """A new config with SI values (floats, or a choice's name) set at dotted paths and
+        every check run again. The spatial format reads quantities with their unit, so each
+        float is written with its SI unit (a factor of one: the value is unchanged)."""
+        written = {}
+        for path, value in values.items():
+            unit = self.unit_of_path(path) if isinstance(value, float) else ""
+            written[path] = f"{value!r} {unit}" if unit else value
+        return self.with_values(written, source or self.source)
 
     def with_values(self, values: dict[str, Any], source: str = OVERRIDE_SOURCE) -> "SpatialConfig":
         """A new config with raw values (unit strings or numbers) set at dotted paths."""
