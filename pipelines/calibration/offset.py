@@ -57,10 +57,13 @@ def estimate_offset(grid: np.ndarray, simulated: np.ndarray, times: np.ndarray, 
 
 
 def fit_bounds(estimate: float, sample_step: float, offset_range: tuple[float, float]) -> tuple[float, float, float]:
-    """``(initial, lower, upper)`` of the fitted offset: a few samples either side of the
-    estimate, inside the offsets that keep the record in the simulation; the initial value
-    kept off the bounds (a bounded parameter's transform is flat at its bounds)."""
-    lower = max(offset_range[0], estimate - FIT_HALF_WIDTH * sample_step)
-    upper = min(offset_range[1], estimate + FIT_HALF_WIDTH * sample_step)
+    """``(initial, lower, upper)`` of the fitted offset: ``FIT_HALF_WIDTH`` samples either
+    side of the estimate, and at most one sample beyond the offsets that keep the record in
+    the simulation. That sample of slack keeps a true offset at the edge of the range (a
+    record that starts with the simulation) inside the bounds, where the bounded transform
+    is not flat; the simulated signals are held at their end values for it. The initial
+    value is kept off the bounds for the same reason."""
+    lower = max(offset_range[0] - sample_step, estimate - FIT_HALF_WIDTH * sample_step)
+    upper = min(offset_range[1] + sample_step, estimate + FIT_HALF_WIDTH * sample_step)
     margin = 0.05 * (upper - lower)
     return float(np.clip(estimate, lower + margin, upper - margin)), lower, upper

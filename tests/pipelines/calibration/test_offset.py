@@ -38,8 +38,8 @@ def test_misfit_is_smallest_at_the_shift_and_removes_a_bias():
     assert misfit[1] < 1e-6 * min(misfit[0], misfit[2])
 
 
-def test_fit_bounds_stay_inside_the_range_with_the_initial_value_off_them():
+def test_fit_bounds_reach_a_sample_beyond_the_range_with_the_initial_value_off_them():
     initial, lower, upper = fit_bounds(0.0, 8e-6, (0.0, 32e-6))
-    assert lower == 0.0 and upper == pytest.approx(24e-6) and lower < initial < upper
+    assert lower == pytest.approx(-8e-6) and upper == pytest.approx(24e-6) and lower < initial < upper
     initial, lower, upper = fit_bounds(16e-6, 8e-6, (-1.0, 1.0))
     assert (lower, initial, upper) == pytest.approx((-8e-6, 16e-6, 40e-6))
