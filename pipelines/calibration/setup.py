@@ -170,7 +170,7 @@ def _record_config(base: MechanismConfig, values: dict[str, Any], key: str, file
     try:
         return base.with_values(values, source=file)
     except ConfigError as error:
-        raise ConfigError(file, key, f"refused by the mechanism: {error}") from None
+        raise ConfigError(file, key, f"refused by the mechanism: {error.key}: {error.message}") from None
 
 
 def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> Calibration:
@@ -201,7 +201,7 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
         try:
             config = config.with_values(raw_initial, source=file) if raw_initial else config
         except ConfigError as error:
-            raise ConfigError(file, "fit", f"the initial values are refused together: {error}") from None
+            raise ConfigError(file, "fit", f"the initial values are refused together: {error.key}: {error.message}") from None
         offset_path = next(p for p, i in offset_paths.items() if i == index)
         fitted = next((p for p in parameters if p.path == offset_path), None)
         records.append(load_record_setup(data, key, data.name, table.loss, config, file, adjoint,
