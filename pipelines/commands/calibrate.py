@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         summary["records"] = {setup.name: record for setup, record in zip(calibration.records, records)}
     write_json(out / "calibration.json", summary)
 
+    report.plot_loss_history(result.histories, best, out / "loss_history.png")
     for index, (setup, model) in enumerate(zip(calibration.records, problem.records)):
         units = signal_units(model.mechanism)
         initial_signals = stages.initial_signals[index] if stages is not None else result.first.predictions[index].signals[0]

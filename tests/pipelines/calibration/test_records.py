@@ -126,4 +126,5 @@ def test_two_speeds_recover_restitution_and_stiffness(tmp_path):
     e, K = result["parameters"]["joints.pin.contact.restitution"], result["parameters"]["joints.pin.contact.stiffness"]
     assert abs(e - 0.75) < 0.02 and K == pytest.approx(2.0e10, rel=0.05)
     assert set(result["records"]) == {"fast", "slow"} and "slider.ax" in result["records"]["fast"]["bias"]
-    assert (tmp_path / "out" / "signals_slow.png").stat().st_size > 5000
+    for name in ("signals_fast.png", "signals_slow.png", "loss_history.png", "correlation.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 5000
