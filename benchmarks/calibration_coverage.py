@@ -52,7 +52,8 @@ def main() -> None:
     for name in ("flores_slider_crank.toml", "calibrate_example.toml"):
         shutil.copy(REPO / "configs" / name, folder / name)
     config = folder / "calibrate_example.toml"
-    overrides = [f'simulation.t_end="{args.duration}"', SIGNALS]
+    # the record's clock is the simulation's: the offset is given (0), not estimated
+    overrides = [f'simulation.t_end="{args.duration}"', SIGNALS, 'data.time_offset="0 s"']
     truth = {"joints.pin.contact.restitution": 0.75, "joints.pin.contact.stiffness": "2.0e10 N/m^1.5"}
     clean, _ = synthesize(config, truth, noise_fraction=0.0, duration=t_end - RECORD_START - RECORD_INTERVAL,
                           interval=RECORD_INTERVAL, time_offset=RECORD_START, overrides=(*overrides, *RECORD_SOLVER))
@@ -71,7 +72,7 @@ def main() -> None:
         began = time.perf_counter()
         outcome = calibrate(calibration, calibration.options, progress=False)
         result, best = outcome.fit, outcome.fit.best
-        plain = gauss_newton(paths, outcome.values, result.last.residuals[best],
+        plain = gauss_newton(calibration.paths, outcome.values, result.last.residuals[best],
                              _jacobian_x(outcome), float(outcome.problem.loss.count), False)
         row = {"record": record, "seconds": time.perf_counter() - began, "window": list(outcome.windows[0])}
         for i, path in enumerate(paths):

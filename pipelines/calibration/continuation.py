@@ -8,7 +8,9 @@ part of the record. So the fit grows its window (Bock 1983's idea of following t
 with the trajectory, done here by continuation in the horizon):
 
 1. **First window**: an eighth of a driver revolution (a quarter of the record when no
-   driver has a constant speed), at least ``MIN_SAMPLES`` samples. Every start is fitted
+   driver has a constant speed), at least ``MIN_SAMPLES`` samples; with several records
+   (each at its own speed), the shortest of theirs, and every window spans the same time
+   from each record's first sample. Every start is fitted
    there (Levenberg–Marquardt, batched). The per-signal noise levels are then re-estimated
    from this fit's residuals (the model is the smoother) and the window refitted.
 2. **Predictability**: at the fit, forward sensitivities ``J(t) = dr(t)/du`` over the whole
@@ -54,11 +56,11 @@ FIRST_STAGE_STEPS, STAGE_STEPS = 30, 15  # Levenberg–Marquardt steps per stage
 class Stage:
     """One window of the continuation and its fit."""
 
-    window: tuple[float, float]  # record time (s)
+    window: tuple[float, float]  # record time (s); with several records, time since each record's first sample
     u: np.ndarray  # best point, unconstrained
     reduced_chi2: float  # mean(r^2) over the window at u
     consistent: bool
-    predictable_until: float  # record time where the predicted spread passes PREDICTABLE_SPREAD
+    predictable_until: float  # where the predicted spread passes PREDICTABLE_SPREAD (same time as window)
     covariance: np.ndarray  # Gauss–Newton covariance of u on the window
     fit: FitResult
 
@@ -78,32 +80,43 @@ class ContinuationResult:
     final: FitResult  # the fit on the final window (polished when another optimiser was named)
     evaluation: Evaluation  # at final.final_points, final window
     seconds: float
-    initial_signals: np.ndarray  # simulated at the configured initial values
+    initial_signals: list[np.ndarray]  # per record, simulated at the configured initial values
 
     @property
     def window(self) -> tuple[float, float]:
         return self.stages[self.accepted].window
 
 
-def first_window(problem: CalibrationProblem, times: np.ndarray) -> float:
-    """Length (s) of the first window (see the module docstring)."""
-    speeds = [abs(float(d.speed)) for d in problem.mechanism.drivers if d.kind == "constant_speed" and float(d.speed) != 0.0]
+def first_window(record, times: np.ndarray) -> float:
+    """Length (s) of the first window of one record (see the module docstring); ``record``
+    has the ``mechanism`` whose constant-speed drivers set the time scale."""
+    speeds = [abs(float(d.speed)) for d in record.mechanism.drivers if d.kind == "constant_speed" and float(d.speed) != 0.0]
     span = float(times[-1] - times[0])
     length = 2.0 * math.pi / max(speeds) / 8.0 if speeds else span / 4.0
     minimum = float(times[min(MIN_SAMPLES, times.size - 1)] - times[0])
     return min(span, max(length, minimum))
 
 
-def windowed(problem: CalibrationProblem, valid: np.ndarray, times: np.ndarray, window: tuple[float, float]) -> CalibrationProblem:
-    inside = ((times >= window[0]) & (times <= window[1]))[:, None]
-    return eqx.tree_at(lambda p: p.loss, problem, problem.loss.with_window(valid * inside))
+class Records:
+    """The records' sample times since their first sample and their masks of present values."""
 
+    def __init__(self, times: list[np.ndarray], valid: list[np.ndarray]):
+        self.origins = [float(t[0]) for t in times]
+        self.elapsed = [np.asarray(t, np.float64) - t[0] for t in times]
+        self.valid = [np.asarray(v, np.float64) for v in valid]
+        self.span = max(float(e[-1]) for e in self.elapsed)
+        # a single record's windows are reported in its own time, several records' in elapsed time
+        self.origin = self.origins[0] if len(times) == 1 else 0.0
 
-def _reshape(evaluation: Evaluation, samples: int, signals: int):
-    """Residuals [starts, samples, signals] and Jacobian [starts, samples, signals, p]."""
-    residual = np.asarray(evaluation.residuals).reshape(-1, samples, signals)
-    jacobian = np.asarray(evaluation.jacobian).reshape(-1, samples, signals, evaluation.jacobian.shape[-1])
-    return residual, jacobian
+    def windowed(self, problem: CalibrationProblem, length: float) -> CalibrationProblem:
+        """The problem with every record's loss restricted to its first ``length`` seconds."""
+        return problem.with_records([
+            eqx.tree_at(lambda m: m.loss, model, model.loss.with_window(valid * (elapsed <= length * (1 + 1e-12))[:, None]))
+            for model, valid, elapsed in zip(problem.records, self.valid, self.elapsed)
+        ])
+
+    def window(self, length: float) -> tuple[float, float]:
+        return (self.origin, self.origin + length)
 
 
 def _covariance(residual, jacobian, mask) -> np.ndarray:
@@ -120,73 +133,96 @@ def predicted_spread(jacobian: np.ndarray, covariance: np.ndarray) -> np.ndarray
     return np.sqrt(np.maximum(np.einsum("nkp,pq,nkq->nk", jacobian, covariance, jacobian), 0.0)).max(axis=1)
 
 
-def _stage(problem, valid, times, window, starts, options, progress, steps=STAGE_STEPS) -> tuple[FitResult, CalibrationProblem]:
-    stage_problem = windowed(problem, valid, times, window)
+def _stage(problem, records: Records, length, starts, options, progress, steps=STAGE_STEPS) -> tuple[FitResult, CalibrationProblem]:
+    stage_problem = records.windowed(problem, length)
     stage_options = dataclasses.replace(options, name="levenberg_marquardt", steps=min(options.steps, steps))
     return fit(stage_problem, starts, stage_options, progress=progress), stage_problem
 
 
-def continuation(problem: CalibrationProblem, times: np.ndarray, valid: np.ndarray, starts: np.ndarray,
-                 options: OptimizerOptions, progress: bool = True, log=print) -> ContinuationResult:
-    """Fit by continuation in the horizon (module docstring). ``problem.loss`` must be a
-    :class:`TimeDomainLoss`; ``valid`` is the record's [samples, signals] mask of present values."""
-    began = time.perf_counter()
-    valid = np.asarray(valid, np.float64)
-    samples, signals = valid.shape
-    full = windowed(problem, valid, times, (times[0], times[-1]))
-    rng = np.random.default_rng(options.seed)
-    window = (float(times[0]), float(times[0] + first_window(problem, times)))
+def _masks(problem: CalibrationProblem) -> list[np.ndarray]:
+    return [np.asarray(model.loss.mask) for model in problem.records]
 
-    result, stage_problem = _stage(problem, valid, times, window, starts, options, progress, FIRST_STAGE_STEPS)
-    initial_signals = np.asarray(result.first.prediction.signals[0])
+
+def _rescale_noise(problem: CalibrationProblem, stage_problem: CalibrationProblem, residual: np.ndarray):
+    """Each record's noise levels scaled by the RMS of its fitted residuals (noise units)."""
+    ratios, models = [], []
+    for model, part, mask in zip(problem.records, problem.split(residual), _masks(stage_problem)):
+        ratio = np.sqrt(np.sum(part**2 * mask, axis=0) / np.maximum(np.sum(mask, axis=0), 1.0))
+        ratios.append(np.round(ratio, 3).tolist())
+        models.append(eqx.tree_at(lambda m: m.loss.scale, model, model.loss.scale * np.where(ratio > 0, ratio, 1.0)))
+    return problem.with_records(models), ratios
+
+
+def _predictable(problem, records: Records, residual, jacobian, covariance, length) -> float:
+    """Elapsed time where the first record's predicted spread passes PREDICTABLE_SPREAD."""
+    until = records.span
+    for elapsed, jacobian_part in zip(records.elapsed, problem.split(jacobian)):
+        spread = predicted_spread(jacobian_part, covariance)
+        beyond = (elapsed > length) & ~(spread <= PREDICTABLE_SPREAD)
+        if elapsed[-1] > length:
+            until = min(until, float(elapsed[np.argmax(beyond)]) if beyond.any() else float(elapsed[-1]))
+    return until
+
+
+def continuation(problem: CalibrationProblem, times, valid, starts: np.ndarray,
+                 options: OptimizerOptions, progress: bool = True, log=print) -> ContinuationResult:
+    """Fit by continuation in the horizon (module docstring). Every record's loss must be a
+    :class:`TimeDomainLoss`; ``times`` and ``valid`` give each record's sample times and its
+    [samples, signals] mask of present values (one array each for a single record)."""
+    began = time.perf_counter()
+    records = Records(list(times) if isinstance(times, (list, tuple)) else [times],
+                      list(valid) if isinstance(valid, (list, tuple)) else [valid])
+    rng = np.random.default_rng(options.seed)
+    length = min(first_window(model, elapsed) for model, elapsed in zip(problem.records, records.elapsed))
+
+    def show(length):
+        low, high = records.window(length)
+        return f"window {1e3 * low:.4g}-{1e3 * high:.4g} ms"
+
+    result, stage_problem = _stage(problem, records, length, starts, options, progress, FIRST_STAGE_STEPS)
+    initial_signals = [np.asarray(prediction.signals[0]) for prediction in result.first.predictions]
     # noise levels from the first fit's residuals, then the first window again from its optimum
-    residual = np.asarray(result.last.residuals[result.best]).reshape(samples, signals)
-    mask = np.asarray(stage_problem.loss.mask)
-    ratio = np.sqrt(np.sum(residual**2 * mask, axis=0) / np.maximum(np.sum(mask, axis=0), 1.0))
-    problem = eqx.tree_at(lambda p: p.loss.scale, problem, problem.loss.scale * np.where(ratio > 0, ratio, 1.0))
-    full = windowed(problem, valid, times, (times[0], times[-1]))
-    log(f"window {1e3 * window[0]:.4g}-{1e3 * window[1]:.4g} ms: noise levels re-estimated from the fit (x {np.round(ratio, 3).tolist()})")
+    problem, ratios = _rescale_noise(problem, stage_problem, np.asarray(result.last.residuals[result.best]))
+    full = records.windowed(problem, records.span)
+    log(f"{show(length)}: noise levels re-estimated from the fit (x {ratios if len(ratios) > 1 else ratios[0]})")
     best = result.final_points[result.best]
-    refit_starts = np.repeat(best[None], starts.shape[0], axis=0)
-    result, stage_problem = _stage(problem, valid, times, window, refit_starts, options, progress)
+    result, stage_problem = _stage(problem, records, length, np.repeat(best[None], starts.shape[0], axis=0), options, progress)
 
     stages: list[Stage] = []
+    lengths: list[float] = []
     reference = None
     while True:
         best = result.final_points[result.best]
         evaluation = evaluate_forward(full, jnp.asarray(np.repeat(best[None], starts.shape[0], axis=0)))
-        residual, jacobian = (a[0] for a in _reshape(evaluation, samples, signals))
-        mask = np.asarray(stage_problem.loss.mask)
+        residual, jacobian = np.asarray(evaluation.residuals[0]), np.asarray(evaluation.jacobian[0])
+        mask = np.concatenate([m.reshape(-1) for m in _masks(stage_problem)])
         chi2 = float(np.sum(residual**2 * mask) / max(np.sum(mask), 1.0))
         reference = chi2 if reference is None else reference
         consistent = bool(np.isfinite(chi2) and chi2 <= CONSISTENCY * max(reference, 1.0))
         covariance = _covariance(residual, jacobian, mask)
-        spread = predicted_spread(jacobian, covariance)
-        beyond = (times > window[1]) & ~(spread <= PREDICTABLE_SPREAD)
-        predictable = float(times[np.argmax(beyond)]) if beyond.any() else float(times[-1])
-        stages.append(Stage(window, best, chi2, consistent, predictable, covariance, result))
-        log(f"window {1e3 * window[0]:.4g}-{1e3 * window[1]:.4g} ms: reduced chi2 {chi2:.3g} "
-            f"({'consistent' if consistent else 'inconsistent'}), predictable to {1e3 * predictable:.4g} ms")
+        predictable = _predictable(problem, records, residual, jacobian, covariance, length)
+        stages.append(Stage(records.window(length), best, chi2, consistent, records.origin + predictable, covariance, result))
+        lengths.append(length)
+        log(f"{show(length)}: reduced chi2 {chi2:.3g} ({'consistent' if consistent else 'inconsistent'}), "
+            f"predictable to {1e3 * (records.origin + predictable):.4g} ms")
         accepted = max((i for i, s in enumerate(stages) if s.consistent), default=0)
         if not consistent:
-            previous = stages[accepted].window[1]
-            if len(stages) > 1 and stages[-2].consistent and window[1] - previous > 0.2 * (previous - window[0]):
-                window = (window[0], previous + 0.5 * (window[1] - previous))  # retry halfway
+            previous = lengths[accepted]
+            if len(stages) > 1 and stages[-2].consistent and length - previous > 0.2 * previous:
+                length = previous + 0.5 * (length - previous)  # retry halfway
             else:
                 break
-        elif window[1] >= times[-1]:
+        elif length >= records.span:
             break
         else:
-            length = window[1] - window[0]
-            end = min(max(predictable, window[0] + MIN_GROWTH * length), window[0] + MAX_GROWTH * length)
-            window = (window[0], float(min(end, times[-1])))
+            length = float(min(min(max(predictable, MIN_GROWTH * length), MAX_GROWTH * length), records.span))
         anchor = stages[accepted]
         spread_u = np.sqrt(np.maximum(np.diag(anchor.covariance), 0.0))
         draws = anchor.u + 2.0 * spread_u * rng.standard_normal((starts.shape[0] - 1, anchor.u.size))
-        result, stage_problem = _stage(problem, valid, times, window, np.vstack([anchor.u[None], draws]), options, progress)
+        result, stage_problem = _stage(problem, records, length, np.vstack([anchor.u[None], draws]), options, progress)
 
     accepted = max((i for i, s in enumerate(stages) if s.consistent), default=0)
-    final_problem = windowed(problem, valid, times, stages[accepted].window)
+    final_problem = records.windowed(problem, lengths[accepted])
     final = stages[accepted].fit
     if options.name != "levenberg_marquardt":
         polish = fit(final_problem, np.repeat(stages[accepted].u[None], starts.shape[0], axis=0), options, progress=progress)

@@ -1,7 +1,8 @@
-"""The calibration problem as one pure-JAX pytree: parameters -> simulation -> residuals.
+"""The calibration problem as one pure-JAX pytree: parameters -> simulations -> residuals.
 
-:class:`CalibrationProblem` holds the mechanism, the parameter setters, the measured record
-(already filtered) and the loss. :func:`evaluate_forward` / :func:`evaluate_reverse` give, for
+:class:`CalibrationProblem` holds one :class:`RecordModel` per measured record (the
+mechanism with that record's settings, the parameter setters, the record, already filtered,
+and its loss) and the parameter transform; the residuals of all records form one vector. :func:`evaluate_forward` / :func:`evaluate_reverse` give, for
 a batch of starting points ``U[start, p]`` (unconstrained, see ``parameters.py``), the loss
 ``mean(r^2)``, its gradient and the simulated signals, with ``jax.vmap`` over the starts:
 
@@ -19,6 +20,7 @@ from typing import NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Float
 
 import model
@@ -40,11 +42,15 @@ class Prediction(NamedTuple):
     steps: Float[Array, ""]
 
 
-class CalibrationProblem(eqx.Module):
-    """Residuals of the fitted parameters (see the module docstring)."""
+class RecordModel(eqx.Module):
+    """One measured record and the simulation that should reproduce it: the mechanism (with
+    the record's own settings, e.g. its driver speed), its loss and its time offset.
+
+    It reads its values from the full vector ``x`` of fitted physical values (SI): the
+    mechanism paths at ``mechanism_indices`` (shared by every record) and its own time
+    offset at ``offset_index``."""
 
     mechanism: Mechanism
-    transform: ParameterTransform
     record_times: Float[Array, " samples"]  # s, record time
     loss: eqx.Module  # TimeDomainLoss | SpectralLoss | PeakLoss
     lowpass: LowPass | None
@@ -56,31 +62,73 @@ class CalibrationProblem(eqx.Module):
     # share one compiled evaluation.
     mechanism_paths: tuple[str, ...] = eqx.field(static=True)
     mechanism_indices: tuple[int, ...] = eqx.field(static=True)  # positions of the mechanism paths in x
-    offset_index: int | None = eqx.field(static=True)  # position of the time offset in x, if fitted
+    offset_index: int | None = eqx.field(static=True)  # position of this record's time offset in x, if fitted
+
+    def mechanism_at(self, x: Float[Array, " p"]) -> Mechanism:
+        if not self.mechanism_paths:
+            return self.mechanism
+        values = x[jnp.asarray(self.mechanism_indices, int)]
+        return ParameterMap(self.mechanism, self.mechanism_paths).apply(self.mechanism, values)
+
+    def offset(self, x: Float[Array, " p"]) -> Float[Array, ""]:
+        return self.fixed_offset if self.offset_index is None else x[self.offset_index]
 
     def predict(self, x: Float[Array, " p"]) -> Prediction:
         """Simulate with the physical values ``x`` (SI) and sample the signals at the record's
         times shifted by the offset (simulation time = record time + offset)."""
-        mechanism = self.mechanism
-        if self.mechanism_paths:
-            values = x[jnp.asarray(self.mechanism_indices, int)]
-            mechanism = ParameterMap(mechanism, self.mechanism_paths).apply(mechanism, values)
+        mechanism = self.mechanism_at(x)
         trajectory = model.simulate(mechanism, self.settings)
-        offset = self.fixed_offset if self.offset_index is None else x[self.offset_index]
-        signals = sample_at(trajectory.t, trajectory_signals(mechanism, trajectory, self.signal_names), self.record_times + offset)
+        signals = sample_at(trajectory.t, trajectory_signals(mechanism, trajectory, self.signal_names), self.record_times + self.offset(x))
         if self.lowpass is not None:
             signals = self.lowpass(signals)
         return Prediction(signals, trajectory.result == 0, trajectory.steps.astype(jnp.float64))
 
-    def residuals(self, u: Float[Array, " p"]) -> tuple[Float[Array, " n"], Prediction]:
-        """The loss's residual vector at unconstrained ``u`` (NaN where the solver failed)."""
-        prediction = self.predict(self.transform.to_physical(u))
+    def residuals(self, x: Float[Array, " p"]) -> tuple[Float[Array, " n"], Prediction]:
+        """This record's residual vector at physical ``x`` (NaN where the solver failed)."""
+        prediction = self.predict(x)
         residual = self.loss(prediction.signals)
         return jnp.where(prediction.ok, residual, jnp.nan), prediction
 
+
+class CalibrationProblem(eqx.Module):
+    """Residuals of the fitted parameters over one or more records (see the module
+    docstring): the records' residual vectors, concatenated; one loss over all of them."""
+
+    records: tuple[RecordModel, ...]
+    transform: ParameterTransform
+
+    def residuals(self, u: Float[Array, " p"]) -> tuple[Float[Array, " n"], tuple[Prediction, ...]]:
+        """The residual vector at unconstrained ``u`` and each record's prediction."""
+        x = self.transform.to_physical(u)
+        parts = [record.residuals(x) for record in self.records]
+        return jnp.concatenate([residual for residual, _ in parts]), tuple(prediction for _, prediction in parts)
+
+    @property
+    def count(self) -> Float[Array, ""]:
+        """Number of residuals that count (masked samples are zeros)."""
+        return sum(record.loss.count for record in self.records)
+
+    @property
+    def loss(self) -> eqx.Module:
+        """The loss of a single-record problem."""
+        if len(self.records) != 1:
+            raise AttributeError("a problem with several records has one loss per record (records[i].loss)")
+        return self.records[0].loss
+
     def value(self, residual: Float[Array, " n"]) -> Float[Array, ""]:
-        """``mean(r^2)`` over the residuals that count (masked samples are zeros)."""
-        return jnp.sum(residual**2) / self.loss.count
+        """``mean(r^2)`` over the residuals that count."""
+        return jnp.sum(residual**2) / self.count
+
+    def split(self, rows: np.ndarray) -> list[np.ndarray]:
+        """Residuals (or Jacobian rows, along the first axis) cut into the records' parts,
+        each reshaped to ``[samples, signals, ...]`` (time-domain losses)."""
+        rows = np.asarray(rows)
+        shapes = [record.loss.measured.shape for record in self.records]
+        ends = np.cumsum([samples * signals for samples, signals in shapes])[:-1]
+        return [part.reshape(shape + rows.shape[1:]) for part, shape in zip(np.split(rows, ends, axis=0), shapes)]
+
+    def with_records(self, records) -> "CalibrationProblem":
+        return eqx.tree_at(lambda p: p.records, self, tuple(records))
 
 
 class Evaluation(NamedTuple):
@@ -90,7 +138,7 @@ class Evaluation(NamedTuple):
     gradient: Float[Array, "starts p"]  # d loss / du
     residuals: Float[Array, "starts n"]
     jacobian: Float[Array, "starts n p"] | None  # d r / du (forward mode only)
-    prediction: Prediction  # batched over starts
+    predictions: tuple[Prediction, ...]  # per record, batched over starts
 
 
 @eqx.filter_jit
@@ -100,7 +148,7 @@ def evaluate_forward(problem: CalibrationProblem, U: Float[Array, "starts p"]) -
     def one(u):
         jacobian, (residual, prediction) = jax.jacfwd(lambda v: (lambda r, p: (r, (r, p)))(*problem.residuals(v)), has_aux=True)(u)
         value = problem.value(residual)
-        gradient = 2.0 * jacobian.T @ residual / problem.loss.count
+        gradient = 2.0 * jacobian.T @ residual / problem.count
         return value, gradient, residual, jacobian, prediction
 
     value, gradient, residual, jacobian, prediction = jax.vmap(one)(U)
@@ -124,3 +172,12 @@ def residual_jacobian(problem: CalibrationProblem, u: Float[Array, " p"]) -> tup
     """``(r, dr/du)`` at one point by forward mode; ``problem.settings.adjoint`` must be ``"forward"``."""
     jacobian, residual = jax.jacfwd(lambda v: (lambda r: (r, r))(problem.residuals(v)[0]), has_aux=True)(u)
     return residual, jacobian
+
+
+@eqx.filter_jit
+def simulated_signals(record: RecordModel, x: Float[Array, " p"]) -> tuple[Float[Array, " times"], Float[Array, "times signals"], Bool[Array, ""]]:
+    """The record's signals on the simulation's output grid at physical ``x`` (no offset, no
+    low-pass): what the time-offset estimate slides the record along."""
+    mechanism = record.mechanism_at(x)
+    trajectory = model.simulate(mechanism, record.settings)
+    return trajectory.t, trajectory_signals(mechanism, trajectory, record.signal_names), trajectory.result == 0

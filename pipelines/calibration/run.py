@@ -7,13 +7,16 @@ import dataclasses
 import sys
 from collections.abc import Callable
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
 from ..errors import ConfigError
-from .continuation import ContinuationResult, continuation
+from .continuation import ContinuationResult, continuation, first_window
 from .fit import FitResult, OptimizerOptions, fit
-from .problem import CalibrationProblem, residual_jacobian
+from .offset import estimate_offset, fit_bounds
+from .parameters import FitParameter, ParameterTransform
+from .problem import CalibrationProblem, residual_jacobian, simulated_signals
 from .setup import Calibration
 from .uncertainty import Uncertainty, gauss_newton
 
@@ -28,6 +31,7 @@ class Outcome:
     values: np.ndarray  # best parameters, SI
     uncertainty: Uncertainty
     physical: Callable[[np.ndarray], np.ndarray]  # unconstrained -> SI
+    offsets: dict[str, dict]  # per automatically estimated time offset: its path -> estimate and fit bounds
 
 
 def resolve_strategy(calibration: Calibration, options: OptimizerOptions) -> str:
@@ -41,15 +45,46 @@ def resolve_strategy(calibration: Calibration, options: OptimizerOptions) -> str
     return "continuation" if possible and not calibration.windows_given else "direct"
 
 
+def estimate_offsets(calibration: Calibration, log=print) -> tuple[CalibrationProblem, dict[str, dict]]:
+    """Each automatic time offset estimated from its record (``offset.py``); the problem with
+    the offsets' initial values and bounds set a few samples around the estimates."""
+    problem = calibration.problem
+    parameters = list(calibration.parameters)
+    x = np.asarray([p.initial for p in parameters])
+    report = {}
+    for index, position in calibration.automatic_offsets.items():
+        setup, model = calibration.records[index], problem.records[index]
+        grid, simulated, ok = (np.asarray(a) for a in simulated_signals(model, jnp.asarray(x)))
+        if not ok:
+            raise ConfigError(str(calibration.config_path), "fit", "the simulation at the initial values failed (see [simulation])")
+        times = setup.record.times
+        window = first_window(model, times - times[0])
+        scale = np.asarray(model.loss.scale)
+        estimate = estimate_offset(grid, simulated, times, setup.measured, setup.record.valid, scale,
+                                   [name in setup.biased for name in model.signal_names], window, setup.offset_range)
+        initial, lower, upper = fit_bounds(estimate, setup.sample_step, setup.offset_range)
+        parameters[position] = FitParameter(setup.offset_path, initial, lower, upper, "linear")
+        report[setup.offset_path] = {"estimate": estimate, "bounds": [lower, upper], "searched": list(setup.offset_range)}
+        log(f"{setup.offset_path}: estimated {1e6 * estimate:.4g} us from the record's first {1e3 * window:.3g} ms "
+            f"(searched {1e6 * setup.offset_range[0]:.4g} to {1e6 * setup.offset_range[1]:.4g} us); fitted within "
+            f"{1e6 * lower:.4g} to {1e6 * upper:.4g} us")
+    if report:
+        problem = eqx.tree_at(lambda p: p.transform, problem, ParameterTransform(parameters))
+        calibration.parameters = tuple(parameters)
+    return problem, report
+
+
 def calibrate(calibration: Calibration, options: OptimizerOptions, progress: bool = True) -> Outcome:
-    """Fit, then the covariance at the best start (Newey–West for a time-domain loss)."""
-    problem, transform = calibration.problem, calibration.problem.transform
+    """Time offsets, fit, then the covariance at the best start (Newey–West for a time-domain loss)."""
+    log = (lambda message: print(message, file=sys.stderr)) if progress else (lambda message: None)
+    problem, offsets = estimate_offsets(calibration, log)
+    transform = problem.transform
     starts = transform.starts(options.starts, options.spread, options.seed)
     strategy = resolve_strategy(calibration, options)
     stages = None
     if strategy == "continuation":
-        log = (lambda message: print(message, file=sys.stderr)) if progress else (lambda message: None)
-        stages = continuation(problem, calibration.record.times, calibration.record.valid, starts, options, progress, log)
+        stages = continuation(problem, [r.record.times for r in calibration.records], [r.record.valid for r in calibration.records],
+                              starts, options, progress, log)
         result, problem, windows = stages.final, stages.problem, (stages.window,)
     else:
         result, windows = fit(problem, starts, options, progress=progress), calibration.windows
@@ -65,16 +100,19 @@ def calibrate(calibration: Calibration, options: OptimizerOptions, progress: boo
     if result.last.jacobian is not None:
         residual, jacobian_u = result.last.residuals[best], result.last.jacobian[best]
     else:  # reverse mode: one forward-mode Jacobian at the optimum
-        forward = dataclasses.replace(problem, settings=dataclasses.replace(problem.settings, adjoint="forward"))
+        forward = problem.with_records([dataclasses.replace(m, settings=dataclasses.replace(m.settings, adjoint="forward"))
+                                        for m in problem.records])
         residual, jacobian_u = (np.asarray(a) for a in residual_jacobian(forward, jnp.asarray(result.final_points[best])))
     derivative = np.asarray(transform.derivative(jnp.asarray(result.final_points[best])))
     with np.errstate(divide="ignore", invalid="ignore"):
         jacobian_x = np.where(derivative != 0, jacobian_u / derivative[None, :], 0.0)
     time_domain = calibration.loss_kind == "time"
     uncertainty = gauss_newton(
-        calibration.paths, values, residual, jacobian_x, float(problem.loss.count), calibration.noise_known,
+        calibration.paths, values, residual, jacobian_x, float(problem.count), calibration.noise_known,
         calibration.independent_fraction, transform.scaled_position(values),
-        signals=len(problem.signal_names) if time_domain else None,
-        mask=np.asarray(problem.loss.mask) if time_domain else None,
+        signals=[m.loss.measured.shape for m in problem.records] if time_domain else None,
+        mask=np.concatenate([np.asarray(m.loss.mask).reshape(-1) for m in problem.records]) if time_domain else None,
     )
-    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical)
+    for path, entry in offsets.items():
+        entry["fitted"] = float(values[calibration.paths.index(path)])
+    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets)

@@ -103,7 +103,7 @@ def gauss_newton(
     independent_fraction: float = 1.0,
     scaled_position: np.ndarray | None = None,
     relative_std_limit: float = RELATIVE_STD_LIMIT,
-    signals: int | None = None,
+    signals: int | Sequence[tuple[int, int]] | None = None,
     mask: np.ndarray | None = None,
 ) -> Uncertainty:
     """Covariance, correlation and identifiability warnings.
@@ -111,8 +111,9 @@ def gauss_newton(
     ``jacobian`` is ``dr/dx`` in SI (rows: residuals, columns: ``paths``); ``count`` the
     number of residuals that count; ``independent_fraction`` the share of them that are
     independent (low-pass); ``scaled_position`` where each value sits within its bounds;
-    ``signals`` (residuals ordered sample-major, ``signals`` per sample) and ``mask`` (1 where
-    a residual counts) select the Newey–West sandwich.
+    ``signals`` (residuals ordered sample-major, ``signals`` per sample; or, for several
+    independent records one after the other, their ``(samples, signals)`` shapes) and ``mask``
+    (1 where a residual counts) select the Newey–West sandwich, summed over the records.
     """
     paths, values = tuple(paths), np.asarray(values, np.float64)
     jacobian, residuals = np.asarray(jacobian, np.float64), np.asarray(residuals, np.float64)
@@ -133,11 +134,22 @@ def gauss_newton(
     method, lags = "gauss_newton", 0
     if signals is not None:
         keep = np.ones(residuals.size, bool) if mask is None else np.asarray(mask).reshape(-1) > 0
-        rows = keep.reshape(-1, signals).any(axis=1)
-        series = (residuals * keep).reshape(-1, signals)[rows]
-        scores = np.einsum("tkp,tk->tp", (relative_jacobian * keep[:, None]).reshape(-1, signals, p)[rows], series)
-        lags = bandwidth(series)
-        relative_covariance = inverse @ newey_west(scores, lags) @ inverse
+        blocks = [signals] if isinstance(signals, int) else list(signals)
+        sizes = [residuals.size] if isinstance(signals, int) else [samples * k for samples, k in blocks]
+        S, lags, start = np.zeros((p, p)), 0, 0
+        for size, block in zip(sizes, blocks):
+            k = block if isinstance(block, int) else block[1]
+            part = slice(start, start + size)
+            start += size
+            rows = keep[part].reshape(-1, k).any(axis=1)
+            series = (residuals[part] * keep[part]).reshape(-1, k)[rows]
+            if not rows.any():
+                continue
+            scores = np.einsum("tkp,tk->tp", (relative_jacobian[part] * keep[part, None]).reshape(-1, k, p)[rows], series)
+            record_lags = bandwidth(series)  # independent records: their score sums add
+            S += newey_west(scores, record_lags)
+            lags = max(lags, record_lags)
+        relative_covariance = inverse @ S @ inverse
         method = "newey_west"
     covariance = relative_covariance * np.outer(scale, scale)
     std = np.sqrt(np.maximum(np.diag(covariance), 0.0))

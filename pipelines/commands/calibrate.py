@@ -43,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
     if options.name != "adam" and calibration.gradient_mode != "forward":
         raise ConfigError(str(args.config), "optimizer.gradient", f"{options.name} needs gradient = \"forward\"")
     out = default_output_dir("calibrate", args.config, args.out)
-    transform = calibration.problem.transform
     paths = calibration.paths
     outcome = calibrate(calibration, options, progress=not args.no_progress)
     result, problem, windows, stages, strategy = outcome.fit, outcome.problem, outcome.windows, outcome.continuation, outcome.strategy
@@ -88,47 +87,34 @@ def run(args: argparse.Namespace) -> int:
         "loss_function": {
             "kind": calibration.loss_kind,
             "windows": [list(w) for w in windows],
-            "residuals": float(problem.loss.count),
+            "residuals": float(problem.count),
             "noise_scaled": calibration.noise_known,
         },
-        "noise": {
-            "given": not calibration.noise_estimated,
-            "record": calibration.noise,
-            "fit": ({name: float(v) for name, v in zip(problem.signal_names, np.asarray(problem.loss.scale) / np.sqrt(calibration.independent_fraction))}
-                    if time_domain else None),
-        },
-        "bias": ({name: float(b) for name, b, on in zip(problem.signal_names, np.asarray(problem.loss.bias(jnp.asarray(result.last.prediction.signals[best]))), problem.loss.biased) if on}
-                 if time_domain else {}),
+        "time_offset": outcome.offsets,
         "stages": None if stages is None else [stage.as_dict(physical) for stage in stages.stages],
         "predictable_window": None if stages is None else list(stages.window),
-        "data": {
-            "path": str(calibration.record.path),
-            "signals": list(problem.signal_names),
-            "samples": calibration.record.num_samples,
-            "t_first": float(calibration.record.times[0]),
-            "t_last": float(calibration.record.times[-1]),
-            "lowpass": None if problem.lowpass is None else {"cutoff": problem.lowpass.cutoff, "order": problem.lowpass.order},
-        },
-        "solver": {
-            "name": problem.settings.solver,
-            "t_end": problem.settings.t_end,
-            "steps": float(result.last.prediction.steps[best]),
-            "status": "ok" if bool(result.last.prediction.ok[best]) else "failed",
-        },
         "evaluations": result.evaluations,
         "first_evaluation_seconds": result.first_call_seconds,
         "fit_seconds": result.fit_seconds,
     }
+    records = [_record_summary(calibration, setup, model, prediction, best, time_domain)
+               for setup, model, prediction in zip(calibration.records, problem.records, result.last.predictions)]
+    if len(records) == 1:
+        summary.update(records[0])  # data, noise, bias, solver at the top level
+    else:
+        summary["records"] = {setup.name: record for setup, record in zip(calibration.records, records)}
     write_json(out / "calibration.json", summary)
 
-    units = signal_units(problem.mechanism)
     report.plot_loss_history(result.histories, best, out / "loss_history.png")
-    report.plot_signals(
-        calibration.record.times, problem.signal_names, [units[n] for n in problem.signal_names],
-        calibration.record.values, calibration.measured, stages.initial_signals
-        if stages is not None else result.first.prediction.signals[0],
-        result.last.prediction.signals[best], windows, problem.lowpass is not None, out / "signals.png",
-    )
+    for index, (setup, model) in enumerate(zip(calibration.records, problem.records)):
+        units = signal_units(model.mechanism)
+        initial_signals = stages.initial_signals[index] if stages is not None else result.first.predictions[index].signals[0]
+        record_windows = windows if setup.name is None or stages is None else [(setup.record.times[0] + low, setup.record.times[0] + high) for low, high in windows]
+        report.plot_signals(
+            setup.record.times, model.signal_names, [units[n] for n in model.signal_names], setup.record.values, setup.measured,
+            initial_signals, result.last.predictions[index].signals[best], record_windows, model.lowpass is not None,
+            out / ("signals.png" if setup.name is None else f"signals_{setup.name}.png"),
+        )
     report.plot_correlation(paths, uncertainty.correlation, out / "correlation.png")
 
     for path, value, std in zip(paths, best_x, uncertainty.std):
@@ -138,3 +124,33 @@ def run(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _record_summary(calibration, setup, model, prediction, best: int, time_domain: bool) -> dict:
+    """One record's part of calibration.json: its data, noise levels, biases and solver run."""
+    fitted_signals = jnp.asarray(prediction.signals[best])
+    return {
+        "data": {
+            "path": str(setup.record.path),
+            "signals": list(model.signal_names),
+            "samples": setup.record.num_samples,
+            "t_first": float(setup.record.times[0]),
+            "t_last": float(setup.record.times[-1]),
+            "lowpass": None if model.lowpass is None else {"cutoff": model.lowpass.cutoff, "order": model.lowpass.order},
+            "time_offset": setup.offset if isinstance(setup.offset, float) else "fitted (" + setup.offset_path + ")",
+        },
+        "noise": {
+            "given": not setup.noise_estimated,
+            "record": setup.noise,
+            "fit": ({name: float(v) for name, v in zip(model.signal_names, np.asarray(model.loss.scale) / np.sqrt(setup.independent_fraction))}
+                    if time_domain else None),
+        },
+        "bias": ({name: float(b) for name, b, on in zip(model.signal_names, np.asarray(model.loss.bias(fitted_signals)), model.loss.biased) if on}
+                 if time_domain else {}),
+        "solver": {
+            "name": model.settings.solver,
+            "t_end": model.settings.t_end,
+            "steps": float(prediction.steps[best]),
+            "status": "ok" if bool(prediction.ok[best]) else "failed",
+        },
+    }
