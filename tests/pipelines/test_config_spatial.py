@@ -46,6 +46,7 @@ def test_spatial_joint_in_planar_file_is_refused():
     assert "joints" in error.value.key
 
 
+@pytest.mark.slow
 def test_redundant_user_constraints_are_named():
     from pipelines.build_spatial import build_spatial
 
@@ -72,6 +73,7 @@ def _with_lubrication(tmp_path, after: str, table: str = LUBRICATION_TABLE) -> P
     return path
 
 
+@pytest.mark.slow
 def test_lubrication_table_on_the_cylindrical_pin_loads_and_builds(tmp_path):
     import subprocess
     import sys

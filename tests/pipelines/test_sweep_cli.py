@@ -32,6 +32,7 @@ def example(tmp_path_factory):
     return code, config, out
 
 
+@pytest.mark.slow
 def test_spec_example_runs_as_written(example):
     code, _, out = example
     assert code == 0

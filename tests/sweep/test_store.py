@@ -67,6 +67,7 @@ def monkeypatch_module():
         yield patch
 
 
+@pytest.mark.slow
 def test_kill_leaves_one_listed_chunk(killed_and_resumed):
     _, manifest, first, _, _ = killed_and_resumed
     assert len(manifest["chunks"]) == 1 and len(manifest["chunks"][0]["points"]) == 2

@@ -45,6 +45,7 @@ def solve(mechanisms, settings, lanes):
     return jax.jit(model.solve_ensemble, static_argnums=(1, 2))(mechanisms, settings, lanes)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lanes", [1, 2, 5])
 def test_every_point_gets_its_own_solve(case, lanes):
     mechanisms, settings, references = case
@@ -81,6 +82,7 @@ def test_queue_order_does_not_change_results(case):
     np.testing.assert_allclose(shuffled.ys.q, forward.ys.q[order], rtol=0, atol=POSITION_AGREEMENT)
 
 
+@pytest.mark.slow
 def test_failures_stay_with_their_point(case):
     mechanisms, settings, references = case
     starved = dataclasses.replace(settings, max_steps=60)
@@ -94,6 +96,7 @@ def test_failures_stay_with_their_point(case):
     assert np.isinf(q[:, -1]).all() and np.isfinite(q[:, 0]).all()
 
 
+@pytest.mark.slow
 def test_simulate_ensemble_matches_trajectory_post_processing(case):
     mechanisms, settings, references = case
     trajectories = jax.jit(model.simulate_ensemble, static_argnums=(1, 2))(mechanisms, settings, 3)
@@ -103,6 +106,7 @@ def test_simulate_ensemble_matches_trajectory_post_processing(case):
         assert int(trajectories.result[point]) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["rodas5p", "kvaerno5"])  # auto's stiff choice; the ESDIRK path
 def test_stiff_solvers_in_lanes(case, solver):
     # The sweep runs a stiff group through the same lanes: its solver state (none for

@@ -110,6 +110,7 @@ def test_registered_as_stiff_solvers_and_config_names():
     assert set(typing.get_args(SolverName)) == {"auto", *SOLVERS}
 
 
+@pytest.mark.slow
 def test_gradient_through_simulate_matches_finite_differences():
     import pathlib
 

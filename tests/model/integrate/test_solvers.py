@@ -56,6 +56,7 @@ def reference(flores):
     return first_impact(trajectory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", sorted(model.SOLVERS))
 def test_solver_reproduces_first_impact(flores, reference, solver):
     config, mechanism = flores
@@ -85,6 +86,7 @@ def test_auto_resolves_to_the_study_choice(flores):
     assert model.resolve_solver("rodas5p") == "rodas5p"  # a named solver stays itself
 
 
+@pytest.mark.slow
 def test_output_interval_does_not_change_the_steps(flores):
     """Why ``auto`` does not weigh the output interval: the adaptive steps follow the
     contact dynamics and the output is interpolated, so a ten times coarser output leaves
@@ -107,6 +109,7 @@ def test_output_interval_does_not_change_the_steps(flores):
     np.testing.assert_allclose(np.asarray(fine.q)[::8], np.asarray(coarse.q), rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_failed_solve_reports_result(flores):
     config, mechanism = flores
     settings = solver_settings(config, solver="tsit5", max_steps=5, **WINDOW)

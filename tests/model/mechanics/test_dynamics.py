@@ -34,6 +34,7 @@ def slider_x(phi):
     return CRANK * jnp.cos(phi) + jnp.sqrt(CONROD**2 - (CRANK * jnp.sin(phi)) ** 2)
 
 
+@pytest.mark.slow
 def test_ideal_slider_kinematics_match_analytic(flores, ideal_run):
     _, mechanism = flores
     ideal, trajectory = ideal_run
@@ -82,6 +83,7 @@ def test_constraint_violation_stays_small(ideal_run):
     assert float(jnp.max(trajectory.constraint_violation)) < 1e-9
 
 
+@pytest.mark.slow
 def test_elastic_contact_conserves_energy(flores):
     """Hertz law, no damping, no friction: kinetic energy + contact potential - driver
     work is constant (Baumgarte terms vanish on the constraint manifold)."""
@@ -109,6 +111,7 @@ def test_elastic_contact_conserves_energy(flores):
     assert drift < 1e-6 * float(jnp.max(kinetic)), drift
 
 
+@pytest.mark.slow
 def test_clearance_converges_to_ideal(flores):
     """Shrinking the clearance with rising stiffness approaches the ideal joint: the RMS
     deviation of the slider acceleration from the ideal mechanism's falls."""
