@@ -37,6 +37,7 @@ from .build_spatial import build_spatial, spatial_parameter_leaf, spatial_settin
 from .config import MechanismConfig
 from .config_spatial import SpatialConfig
 from .errors import ConfigError
+from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 
 
 def _array(value) -> jnp.ndarray:
@@ -180,24 +181,8 @@ def _flexible_auto_solver(config: MechanismConfig) -> str | None:
     return auto_solver(build_mechanism(config))
 
 
-# Continuous parameters a path may address: (section, key) -> getter of the leaf.
-_CLEARANCE_KEYS: dict[str, Callable[[ClearanceJoint], object]] = {
-    "clearance": lambda j: j.clearance,
-    "bearing_radius": lambda j: j.bearing_radius,
-    "contact.stiffness": lambda j: j.contact.stiffness,
-    "contact.stiffness_factor": lambda j: j.stiffness_factor,
-    "contact.exponent": lambda j: j.contact.exponent,
-    "contact.restitution": lambda j: j.contact.restitution,
-    "contact.damping": lambda j: j.contact.damping,
-    "contact.penetration_max": lambda j: j.contact.penetration_max,
-    "contact.impact_velocity_floor": lambda j: j.contact.impact_velocity_floor,
-    "friction.coefficient": lambda j: j.friction.coefficient,
-    "friction.static_coefficient": lambda j: j.friction.static_coefficient,
-    "friction.stiction_velocity": lambda j: j.friction.stiction_velocity,
-    "friction.dynamic_velocity": lambda j: j.friction.dynamic_velocity,
-    "lubrication.viscosity": lambda j: j.lubrication.viscosity,
-    "lubrication.length": lambda j: j.lubrication.length,
-}
+# Continuous parameters a path may address: key below ``joints.J`` -> getter of the leaf.
+_CLEARANCE_KEYS: dict[str, Callable[[ClearanceJoint], object]] = {**CONTACT_KEYS, **BEARING_KEYS}
 
 
 def parameter_leaf(mechanism: Mechanism | SpatialMechanism, path: str, source: str = "config"

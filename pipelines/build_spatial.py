@@ -27,6 +27,7 @@ from model.mechanics.spatial import initial_state, without_redundant_rows
 from .build_lubrication import build_lubrication
 from .config_spatial import SpatialConfig
 from .errors import ConfigError
+from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 
 
 def _array(value):
@@ -164,26 +165,10 @@ def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
     return SolverSettings(**settings)
 
 
-# Continuous parameters of a clearance joint a path may address: key -> getter of the leaf.
-_CLEARANCE_KEYS: dict[str, Callable] = {
-    "clearance": lambda j: j.clearance,
-    "contact.stiffness": lambda j: j.contact.stiffness,
-    "contact.stiffness_factor": lambda j: j.stiffness_factor,
-    "contact.exponent": lambda j: j.contact.exponent,
-    "contact.restitution": lambda j: j.contact.restitution,
-    "contact.damping": lambda j: j.contact.damping,
-    "contact.penetration_max": lambda j: j.contact.penetration_max,
-    "contact.impact_velocity_floor": lambda j: j.contact.impact_velocity_floor,
-    "friction.coefficient": lambda j: j.friction.coefficient,
-    "friction.stiction_velocity": lambda j: j.friction.stiction_velocity,
-    "friction.dynamic_velocity": lambda j: j.friction.dynamic_velocity,
-}
-_CYLINDER_KEYS: dict[str, Callable] = {
-    "bearing_radius": lambda j: j.bearing_radius,
-    "length": lambda j: j.length,
-    "lubrication.viscosity": lambda j: j.lubrication.viscosity,
-    "lubrication.length": lambda j: j.lubrication.length,
-}
+# Continuous parameters of a clearance joint a path may address: key -> getter of the leaf
+# (a spherical joint has contact and friction; a cylindrical one also its bearing and film).
+_CLEARANCE_KEYS: dict[str, Callable] = CONTACT_KEYS
+_CYLINDER_KEYS: dict[str, Callable] = {**BEARING_KEYS, "length": lambda j: j.length}
 
 
 def _leaf(getter: Callable) -> tuple[Callable, Callable]:
