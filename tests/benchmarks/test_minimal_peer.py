@@ -78,6 +78,7 @@ def test_initial_state_satisfies_the_ideal_joints():
     assert rates[3] == 0.0 and y0[2] == pytest.approx(-params.crank_length * params.crank_speed / params.conrod_length)
 
 
+@pytest.mark.slow
 def test_first_impact_agrees_with_our_model(ours, peer):
     assert ours["num_impacts"] == peer["num_impacts"] == 1
     assert 1e-4 < peer["first_impact_time"] < 3e-4

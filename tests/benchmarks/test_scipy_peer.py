@@ -23,6 +23,8 @@ _spec.loader.exec_module(scipy_peer)
 
 T_END = 5e-4  # s: the first impact of the Flores case happens at ~0.23 ms
 
+pytestmark = pytest.mark.slow  # scipy's DOP853 and LSODA on our compiled field
+
 
 @pytest.fixture(scope="module")
 def flores():

@@ -9,7 +9,7 @@ import pytest
 from pipelines.build import ParameterMap, build_mechanism
 from pipelines.config import load_mechanism
 from pipelines.errors import ConfigError
-from sweep.results import metric_units
+from pipelines.sweeping.results import metric_units
 from tests.helpers import CONFIGS
 
 BASE = CONFIGS / "flores_slider_crank_3d.toml"

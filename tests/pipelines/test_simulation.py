@@ -14,6 +14,8 @@ from tests.helpers import CONFIGS
 CONTRACT_JOINT_METRICS = ("max_normal_force", "max_penetration", "first_impact_time", "first_impact_velocity",
                           "num_impacts", "contact_fraction")
 
+pytestmark = pytest.mark.slow  # the simulate pipeline end to end on the Flores and four-bar configs
+
 
 @pytest.fixture(scope="module")
 def flores_run(tmp_path_factory):

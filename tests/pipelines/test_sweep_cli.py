@@ -45,6 +45,7 @@ def test_spec_example_runs_as_written(example):
         assert image.shape[0] > 300 and image.shape[1] > 300 and np.ptp(image) > 0
 
 
+@pytest.mark.slow
 def test_results_have_one_row_per_point_with_contract_columns(example):
     _, config, out = example
     frame = pd.read_parquet(out / "results.parquet")
@@ -59,6 +60,7 @@ def test_results_have_one_row_per_point_with_contract_columns(example):
     assert (frame["steps"] > 0).all() and (frame["pin.max_normal_force"] > 0).all()
 
 
+@pytest.mark.slow
 def test_first_impact_comes_later_with_more_clearance(example):
     """The journal starts centred, so it travels farther before the first impact."""
     frame = pd.read_parquet(example[2] / "results.parquet")
@@ -72,6 +74,7 @@ def test_first_impact_comes_later_with_more_clearance(example):
     assert (per_clearance.max() - per_clearance.min() < 0.02 * 10e-6).all()
 
 
+@pytest.mark.slow
 def test_sweep_json_counts_and_groups(example):
     summary = json.loads((example[2] / "sweep.json").read_text())
     assert summary["git_revision"] and summary["versions"]["jax"] and summary["versions"]["diffrax"]

@@ -19,6 +19,7 @@ TINY = ['simulation.t_end="0.3 ms"']
 COMPARED = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "status"]
 
 
+@pytest.mark.slow
 def test_processes_match_local_run(tmp_path):
     config = write_sweep(
         tmp_path, 'design = "grid"',

@@ -48,6 +48,7 @@ def in_pairs(config):
     return run_sweep(*load_sweep(config, OVERRIDES + ONLY_ENOUGH_STEPS), batch_size=2, progress=False, executor="local")
 
 
+@pytest.mark.slow
 def test_failed_points_are_rows_with_their_status(one_by_one):
     frame = one_by_one.frame
     assert frame["point"].tolist() == list(range(8))
@@ -63,6 +64,7 @@ def test_failed_points_are_rows_with_their_status(one_by_one):
     assert summary["ok"] == 3 and summary["failed"] == 5 and len(summary["groups"]) == 2
 
 
+@pytest.mark.slow
 def test_batched_points_match_independent_simulations(one_by_one):
     """Each ok row equals a simulation of the mechanism built from scratch with its values."""
     design, base = one_by_one.design, one_by_one.base
@@ -85,6 +87,7 @@ def test_batched_points_match_independent_simulations(one_by_one):
     assert abs(forces.iloc[1] / forces.iloc[0] - 1.0) > 0.5
 
 
+@pytest.mark.slow
 def test_batch_size_does_not_change_results(one_by_one, in_pairs):
     """Three valid points in batches of two: the last batch is padded."""
     assert in_pairs.runs[0].batch_size == 2 and in_pairs.groups[0].runnable.size == 3
@@ -98,6 +101,7 @@ def test_batch_size_does_not_change_results(one_by_one, in_pairs):
                                rtol=0, atol=COUNT_AGREEMENT)
 
 
+@pytest.mark.slow
 def test_compiled_groups_are_reused(config, one_by_one):
     compiled = len(run._COMPILED)
     again = run_sweep(*load_sweep(config, OVERRIDES), batch_size=1, progress=False, executor="local")

@@ -21,6 +21,8 @@ STEPS = {"joints.pin.clearance": 2e-8, "joints.pin.contact.restitution": 1e-4}  
 # the finite differences over those steps; the bound leaves an order of magnitude for that noise.
 AGREEMENT = {"joints.pin.clearance": 1e-4, "joints.pin.contact.restitution": 1e-4}
 
+pytestmark = pytest.mark.slow  # derivative and Sobol' sweeps
+
 
 def point_config(tmp_path, clearances, restitutions, name):
     return write_sweep(

@@ -22,6 +22,8 @@ CLEARANCES = 'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.3 mm", "0.5 
 RESTITUTIONS = 'path = "joints.pin.contact.restitution"\nvalues = [0.5, 0.9]'
 METRICS = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "slider.max_abs_ax", "steps"]
 
+pytestmark = pytest.mark.slow  # interrupted and resumed sweeps
+
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory):

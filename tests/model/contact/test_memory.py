@@ -35,6 +35,7 @@ def short_flores():
     return mechanism, settings
 
 
+@pytest.mark.slow
 def test_capture_per_batch_member_under_vmap(short_flores):
     """Each member captures its own closing speed; it matches the unbatched run and the
     estimate sqrt(2 c a) of a pin accelerating at a = 19,419 m/s^2 away from a free slider."""
@@ -54,6 +55,7 @@ def test_capture_per_batch_member_under_vmap(short_flores):
     np.testing.assert_allclose(batched, jnp.sqrt(2 * clearances * 19419.0), rtol=0.03)
 
 
+@pytest.mark.slow
 def test_gradient_through_memory_is_finite(short_flores):
     mechanism, settings = short_flores
     params = ParameterMap(mechanism, ["joints.pin.contact.restitution"])
@@ -68,6 +70,7 @@ def test_gradient_through_memory_is_finite(short_flores):
     assert float(gradient) > 0
 
 
+@pytest.mark.slow
 def test_capture_per_joint_in_fourbar():
     config = load_mechanism(CONFIGS / "fourbar_two_clearances.toml")
     mechanism = build_mechanism(config)

@@ -27,6 +27,8 @@ RESTITUTIONS = np.array([0.9, 0.5, 0.7, 0.99, 0.6])
 # 1e-5 m (asserted below).
 POSITION_AGREEMENT = 2e-7  # m
 
+pytestmark = pytest.mark.slow  # refilling-lane ensembles compiled per lane count and solver
+
 
 @pytest.fixture(scope="module")
 def case():

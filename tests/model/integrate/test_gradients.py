@@ -29,6 +29,8 @@ AGREEMENT = 1e-4
 # agrees with the finite differences
 MODES_AGREE = AGREEMENT
 
+pytestmark = pytest.mark.slow  # forward and reverse derivatives through a full Flores solve
+
 
 @pytest.fixture(scope="module")
 def problem():

@@ -73,6 +73,7 @@ def check_output_grid_independence(flores, t_end):
             assert actual[name] >= samples[name] * (1.0 - 1e-9), (interval, name)
 
 
+@pytest.mark.slow
 def test_metrics_do_not_depend_on_the_output_interval(flores):
     check_output_grid_independence(flores, SHORT)
 
@@ -98,6 +99,7 @@ def test_metrics_over_two_revolutions_do_not_depend_on_the_output_interval(flore
             assert other[name] == pytest.approx(runs[0][name], rel=1e-9), name
 
 
+@pytest.mark.slow
 def test_refilling_lanes_carry_the_peaks(flores):
     mechanism, settings = flores
     parameters = ParameterMap(mechanism, ("joints.pin.clearance", "joints.pin.contact.restitution"))
@@ -118,6 +120,7 @@ def test_refilling_lanes_carry_the_peaks(flores):
             assert_metrics_agree({name: float(metrics[f"pin.{name}"][point]) for name in JOINT_METRICS}, expected)
 
 
+@pytest.mark.slow
 def test_peak_derivatives_in_forward_mode(flores):
     # d(peaks)/d(restitution) by forward mode through the solve against central differences
     # of the same solve; tight tolerances keep the adaptive stepping's noise out of the

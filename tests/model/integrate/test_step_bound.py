@@ -21,6 +21,8 @@ from tests.helpers import CONFIGS
 SHARE = 0.2
 SIMULATE = jax.jit(model.simulate, static_argnums=1)
 
+pytestmark = pytest.mark.slow  # each test compiles a Flores solve
+
 
 def load(name, overrides=(), **settings):
     config = load_mechanism(CONFIGS / name, overrides)

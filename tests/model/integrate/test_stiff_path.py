@@ -56,6 +56,7 @@ def test_stage_chord_solves_stiff_relaxation(solver_name):
     assert int(solution.stats["num_rejected_steps"]) < steps
 
 
+@pytest.mark.slow
 def test_stage_chord_vmap_and_grad():
     def final_y0(rate):
         return _solve("kvaerno5", rate).ys[0, 0]
@@ -77,6 +78,7 @@ def test_default_jacobian_mode_is_chord():
         make_solver(model.SolverSettings(t_end=1e-3, output_interval=1e-5, solver="kvaerno5", jacobian="bogus"))
 
 
+@pytest.mark.slow
 def test_chord_gets_through_flores_impact_like_newton():
     # 0.35 ms covers the first Flores impact. With the f-space test (diffrax's VeryChord)
     # Kvaerno5 needed ~2x the steps and rejected half of them; with full Newton it rebuilt

@@ -51,6 +51,7 @@ def test_ideal_slider_kinematics_match_analytic(flores, ideal_run):
     assert np.max(np.abs(trajectory.qdd[:, slider])) == pytest.approx(19419, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_ideal_driver_torque_matches_inverse_dynamics(flores, ideal_run):
     """Independent inverse dynamics: with constant speed and no other loads, the driver's
     power equals dT/dt, so torque = 0.5 w^2 dG/dphi with T = 0.5 w^2 G(phi)."""

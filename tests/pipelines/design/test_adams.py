@@ -71,6 +71,7 @@ def test_file_is_written_atomically(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adams_contact.txt"]  # no temporary left behind
 
 
+@pytest.mark.slow
 def test_impact_velocity_from_a_simulation(tmp_path):
     # Flores case: the centred journal first hits the bearing after ~0.23 ms at ~4.4 m/s
     code = main(["export-adams", str(SPEC), "--set", "simulation.t_end=0.5 ms", "--out", str(tmp_path)])

@@ -4,6 +4,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from model.mechanics.spatial import SpatialState
 from model.mechanics.spatial.dynamics import flat_vector_field, flatten_state
@@ -25,6 +26,7 @@ def _field_of(clearance, stiffness_scale, mechanism, state):
     return flat_vector_field(0.0, state, changed)
 
 
+@pytest.mark.slow
 def test_vector_field_derivatives_match_central_differences():
     mechanism = bushing(end_force=False, centre_force=True, centre_torque=True)
     state = _state(mechanism)
