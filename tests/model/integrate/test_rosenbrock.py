@@ -139,5 +139,7 @@ def test_gradient_through_simulate_matches_finite_differences():
     # Open finding: since the solve carries the contact-peak reduction in its solver state
     # (model/integrate/peaks.py), this reverse-mode derivative is 1.1e-4 from the central
     # difference (4e-7 before); Tsit5's forward and reverse modes stay within 1e-4
-    # (test_gradients.py). The bound is twice that agreement, until the cause is found.
+    # (test_gradients.py). The peak update's arithmetic is not the cause (replaced by the
+    # identity, the error stays 1.07e-4: docs/integration.md, Gradients). The bound is
+    # twice that agreement, until the cause is found.
     assert derivative == pytest.approx(central, rel=2e-4)
