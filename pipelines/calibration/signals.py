@@ -20,6 +20,7 @@ from jaxtyping import Array, Float
 from model import Mechanism, Trajectory
 from model.mechanics.spatial import SpatialMechanism
 
+from .signal_tables import joint_or_driver_signal, named_units
 from .signals_spatial import spatial_signal, spatial_signal_units
 
 # Per-body signal -> (trajectory field, coordinate within the body's (x, y, theta)), with its SI unit.
@@ -50,10 +51,8 @@ def signal_units(mechanism: Mechanism) -> dict[str, str]:
     """Every signal ``mechanism`` produces, with the SI unit of its values."""
     if isinstance(mechanism, SpatialMechanism):
         return spatial_signal_units(mechanism)
-    units = {f"{body}.{name}": spec[2] for body in mechanism.body_names for name, spec in BODY_SIGNALS.items()}
-    units.update({f"{joint}.{name}": unit for joint in mechanism.clearance_names for name, unit in JOINT_SIGNALS.items()})
-    units.update({f"{driver}.{name}": unit for driver in mechanism.driver_names for name, unit in DRIVER_SIGNALS.items()})
-    return units
+    body_units = {name: spec[2] for name, spec in BODY_SIGNALS.items()}
+    return named_units(mechanism, body_units, JOINT_SIGNALS, DRIVER_SIGNALS)
 
 
 def _signal(mechanism: Mechanism, trajectory: Trajectory, name: str) -> Float[Array, " times"]:
@@ -63,13 +62,9 @@ def _signal(mechanism: Mechanism, trajectory: Trajectory, name: str) -> Float[Ar
     if owner in mechanism.body_names and kind in BODY_SIGNALS:
         field, coordinate, _ = BODY_SIGNALS[kind]
         return getattr(trajectory, field)[:, 3 * mechanism.body_names.index(owner) + coordinate]
-    if owner in mechanism.clearance_names and kind in JOINT_SIGNALS:
-        k = mechanism.clearance_names.index(owner)
-        if kind in ("ex", "ey"):
-            return trajectory.eccentricity[:, k, 0 if kind == "ex" else 1]
-        return getattr(trajectory, kind)[:, k]
-    if owner in mechanism.driver_names and kind in DRIVER_SIGNALS:
-        return trajectory.driver_torques[:, mechanism.driver_names.index(owner)]
+    column = joint_or_driver_signal(mechanism, trajectory, owner, kind, JOINT_SIGNALS, DRIVER_SIGNALS)
+    if column is not None:
+        return column
     raise KeyError(f"unknown signal {name!r}; signals: {', '.join(signal_units(mechanism))}")
 
 

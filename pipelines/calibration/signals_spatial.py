@@ -15,6 +15,8 @@ from model.integrate.trajectory import SpatialTrajectory
 from model.mechanics.spatial import SpatialMechanism
 from model.mechanics.spatial.mechanism import POSITION_SIZE, VELOCITY_SIZE
 
+from .signal_tables import joint_or_driver_signal, named_units
+
 # Per-body signal -> (trajectory field, index within the body's block, SI unit).
 BODY_SIGNALS: dict[str, tuple[str, int, str]] = {
     **{axis: ("x", k, "m") for k, axis in enumerate("xyz")},
@@ -32,10 +34,8 @@ DRIVER_SIGNALS: dict[str, str] = {"torque": "N*m"}
 
 def spatial_signal_units(mechanism: SpatialMechanism) -> dict[str, str]:
     """Every signal ``mechanism`` produces, with the SI unit of its values."""
-    units = {f"{body}.{name}": spec[2] for body in mechanism.body_names for name, spec in BODY_SIGNALS.items()}
-    units.update({f"{joint}.{name}": unit for joint in mechanism.clearance_names for name, unit in JOINT_SIGNALS.items()})
-    units.update({f"{driver}.{name}": unit for driver in mechanism.driver_names for name, unit in DRIVER_SIGNALS.items()})
-    return units
+    body_units = {name: spec[2] for name, spec in BODY_SIGNALS.items()}
+    return named_units(mechanism, body_units, JOINT_SIGNALS, DRIVER_SIGNALS)
 
 
 def spatial_signal(mechanism: SpatialMechanism, trajectory: SpatialTrajectory, name: str) -> Float[Array, " times"]:
@@ -50,11 +50,7 @@ def spatial_signal(mechanism: SpatialMechanism, trajectory: SpatialTrajectory, n
             return quaternion[:, index - 3] / jnp.sqrt(jnp.sum(quaternion**2, axis=1))
         size = POSITION_SIZE if field == "x" else VELOCITY_SIZE
         return getattr(trajectory, field)[:, size * body + index]
-    if owner in mechanism.clearance_names and kind in JOINT_SIGNALS:
-        k = mechanism.clearance_names.index(owner)
-        if kind in ("ex", "ey"):
-            return trajectory.eccentricity[:, k, 0 if kind == "ex" else 1]
-        return getattr(trajectory, kind)[:, k]
-    if owner in mechanism.driver_names and kind in DRIVER_SIGNALS:
-        return trajectory.driver_torques[:, mechanism.driver_names.index(owner)]
+    column = joint_or_driver_signal(mechanism, trajectory, owner, kind, JOINT_SIGNALS, DRIVER_SIGNALS)
+    if column is not None:
+        return column
     raise KeyError(f"unknown signal {name!r}; signals: {', '.join(spatial_signal_units(mechanism))}")
