@@ -28,3 +28,19 @@ def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep
     tables = "\n".join(f"[[sweep.parameters]]\n{body}" for body in parameters)
     path.write_text(SWEEP.format(sweep=sweep, parameters=tables))
     return path
+
+
+def central_differences(function, x0, relative_step: float):
+    """Central differences of the scalar ``function`` at the vector ``x0``, one compiled
+    evaluation pair per component, step ``relative_step * |x0[i]|``."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    value = jax.jit(function)
+    gradient = []
+    for i in range(x0.size):
+        h = relative_step * abs(float(x0[i]))
+        e = jnp.zeros_like(x0).at[i].set(h)
+        gradient.append((float(value(x0 + e)) - float(value(x0 - e))) / (2 * h))
+    return np.asarray(gradient)

@@ -12,7 +12,7 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
-from tests.helpers import FLORES
+from tests.helpers import FLORES, central_differences
 
 CONFIG = FLORES
 PATHS = ("joints.pin.contact.restitution", "bodies.slider.mass", "joints.pin.clearance")
@@ -58,13 +58,7 @@ def problem():
 @pytest.fixture(scope="module")
 def finite_differences(problem):
     x0, f = problem
-    value = jax.jit(f["tight"])
-    grad = []
-    for i in range(x0.size):
-        h = RELATIVE_STEP * abs(float(x0[i]))
-        e = jnp.zeros_like(x0).at[i].set(h)
-        grad.append((float(value(x0 + e)) - float(value(x0 - e))) / (2 * h))
-    return np.asarray(grad)
+    return central_differences(f["tight"], x0, RELATIVE_STEP)
 
 
 @pytest.fixture(scope="module")

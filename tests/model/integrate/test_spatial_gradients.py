@@ -10,7 +10,7 @@ import pytest
 import model
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
 from pipelines.config import load_mechanism
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, central_differences
 
 PATHS = ("joints.pin.contact.restitution", "bodies.slider.mass", "joints.pin.clearance")
 WINDOW = dict(t_end=5.0e-4, output_interval=1e-5, solver="tsit5")
@@ -47,13 +47,7 @@ def problem():
 @pytest.fixture(scope="module")
 def finite_differences(problem):
     x0, f = problem
-    value = jax.jit(f["tight"])
-    grad = []
-    for i in range(x0.size):
-        h = RELATIVE_STEP * abs(float(x0[i]))
-        e = jnp.zeros_like(x0).at[i].set(h)
-        grad.append((float(value(x0 + e)) - float(value(x0 - e))) / (2 * h))
-    return np.asarray(grad)
+    return central_differences(f["tight"], x0, RELATIVE_STEP)
 
 
 @pytest.mark.slow
