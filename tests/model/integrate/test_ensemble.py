@@ -109,7 +109,8 @@ def test_simulate_ensemble_matches_trajectory_post_processing(case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("solver", ["rodas5p", "kvaerno5"])  # auto's stiff choice; the ESDIRK path
+@pytest.mark.parametrize("solver", [  # auto's stiff choice; the ESDIRK path
+    pytest.param("rodas5p", marks=pytest.mark.validation), "kvaerno5"])
 def test_stiff_solvers_in_lanes(case, solver):
     # The sweep runs a stiff group through the same lanes: its solver state (none for
     # Rosenbrock, the root finder's for an ESDIRK) must ride along with each point.

@@ -79,6 +79,7 @@ def test_metrics_do_not_depend_on_the_output_interval(flores):
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # the 3 ms case above checks the same independence in the default run
 def test_metrics_over_two_revolutions_do_not_depend_on_the_output_interval(flores):
     # Over two revolutions the motion is chaotic: the later impacts, and with them the
     # largest peak, move with the solver's tolerance, so only the first impact is compared

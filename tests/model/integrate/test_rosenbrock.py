@@ -111,6 +111,7 @@ def test_registered_as_stiff_solvers_and_config_names():
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # reverse mode through a Rosenbrock solve compiles for minutes on 2 cores
 def test_gradient_through_simulate_matches_finite_differences():
     import pathlib
 

@@ -1,6 +1,11 @@
 """Forward and reverse derivatives through a full spatial solve (the 3-D Flores
 slider-crank, cylindrical clearance joint in 5 slices, over its first impact) agree with
-central finite differences of a tightly solved problem."""
+central finite differences of a tightly solved problem.
+
+Validation tier: each mode compiles for 1.5 (forward) to 4 (reverse) minutes on 2 cores. The
+default run checks the spatial field's derivatives against central differences
+(tests/model/mechanics/spatial/test_gradients.py) and a planar full-solve derivative in both
+modes (tests/model/integrate/test_gradients.py)."""
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +56,7 @@ def finite_differences(problem):
 
 
 @pytest.mark.slow
+@pytest.mark.validation
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_spatial_derivatives_match_finite_differences(problem, finite_differences, mode):
     x0, f = problem

@@ -49,7 +49,7 @@ def run(spec: Path, out: Path, *extra: str) -> dict:
     return json.loads((out / "calibration.json").read_text())
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "bfgs"])
+@pytest.mark.parametrize("optimizer", ["adam", pytest.param("bfgs", marks=pytest.mark.validation)])
 def test_spec_example_runs_as_written(spec, tmp_path, optimizer):
     """The example as written (adam, 4 starts; and with BFGS), only shortened: 1 ms, 3 steps
     per stage (continuation in the horizon, then the named optimiser's polish)."""

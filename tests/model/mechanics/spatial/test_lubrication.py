@@ -106,6 +106,7 @@ def test_slice_force_sum_differentiates_in_the_viscosity():
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # end to end; the slice forces are checked against the planar film above
 def test_lubricated_slider_crank_in_3d_matches_the_planar_one(tmp_path):
     """The 3-D slider-crank with the planar example's oil film on its pin (axes parallel, so
     every slice sees the planar cross-section): same film force and journal path."""
