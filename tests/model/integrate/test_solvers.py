@@ -80,6 +80,7 @@ def test_solver_reproduces_first_impact(flores, reference, solver):
     assert got["peak"] == pytest.approx(reference["peak"], rel=PEAK_REL)
 
 
+@pytest.mark.slow  # compiles the Dopri8 reference solve
 def test_reference_is_a_real_impact(reference):
     # Starting centred at 5000 rpm, the journal crosses the 0.5 mm clearance and hits at
     # a few m/s, penetrating tens of micrometres (measured: 4.4 m/s, 78 um); guards

@@ -44,6 +44,7 @@ def test_vector_field_derivatives_match_central_differences():
     np.testing.assert_allclose(reverse, central, rtol=1e-4)
 
 
+@pytest.mark.slow  # about 20 s of compilation
 def test_derivatives_finite_at_centred_aligned_journal():
     mechanism = bushing()
     state = _state(mechanism, eccentricity=(0.0, 0.0)).at[4:6].set(0.0).at[3].set(1.0)
