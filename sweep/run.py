@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import model
+from model._config import add_xla_flags
 from model.mechanics.mechanism import Mechanism
 from model.integrate.settings import SolverSettings
 
@@ -129,10 +130,7 @@ SINGLE_THREADED_CPU_FLAGS = ("--xla_cpu_multi_thread_eigen=false",)
 def prefer_single_threaded_cpu() -> None:
     """Add ``SINGLE_THREADED_CPU_FLAGS`` to ``XLA_FLAGS`` (unless the user set those flags).
     Takes effect only if called before JAX starts its backend in this process."""
-    flags = os.environ.get("XLA_FLAGS", "").split()
-    names = {flag.split("=")[0] for flag in flags}
-    flags += [flag for flag in SINGLE_THREADED_CPU_FLAGS if flag.split("=")[0] not in names]
-    os.environ["XLA_FLAGS"] = " ".join(flags)
+    add_xla_flags(SINGLE_THREADED_CPU_FLAGS)
 
 
 def enable_compilation_cache(folder: str | os.PathLike | None = None) -> Path:

@@ -24,11 +24,11 @@ def rotation_matrix(q: Float[ArrayLike, "4"]) -> Float[Array, "3 3"]:
     q = jnp.asarray(q)
     q = q / jnp.sqrt(q @ q)
     w, x, y, z = q
-    return jnp.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return jnp.stack([  # one stack, not jnp.array of nested lists: much cheaper to trace
+        1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+        2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+        2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
+    ]).reshape(3, 3)
 
 
 def axis_angle_quaternion(axis: Float[ArrayLike, "3"], angle: ArrayLike) -> Float[Array, "4"]:

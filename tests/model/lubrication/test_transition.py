@@ -19,7 +19,8 @@ def test_saturation_is_identity_below_onset_and_bounded_above():
     np.testing.assert_array_equal(eps_h[below], eps[below])
     assert float(eps_h.max()) <= CAP  # reached only in floating point, far beyond the wall
     assert np.all(np.diff(np.asarray(eps_h)[eps <= 1.0]) > 0)  # strictly increasing up to the wall
-    assert np.all(np.diff(np.asarray(eps_h)) >= 0)
+    # beyond the wall tanh is 1 to within an ulp, and XLA's tanh is monotone only to one ulp
+    assert np.all(np.diff(np.asarray(eps_h)) >= -np.spacing(CAP))
 
 
 def test_saturation_slope_and_curvature_continuous_at_onset():

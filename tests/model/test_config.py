@@ -1,0 +1,42 @@
+"""The process-wide set-up done by importing ``model``: float64 and XLA's CPU flags."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from model._config import FAST_COMPILING_CPU_FLAGS, add_xla_flags
+
+PROBE = (
+    "import os, model, jax, jax.numpy as jnp;"
+    "print(jnp.ones(3).dtype, float(jax.jit(lambda x: (x * x).sum())(jnp.arange(3.0))));"
+    "print(os.environ['XLA_FLAGS'])"
+)
+
+
+def _probe(xla_flags: str | None) -> list[str]:
+    env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
+    if xla_flags is not None:
+        env["XLA_FLAGS"] = xla_flags
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr  # XLA aborts the process on a flag it does not know
+    return done.stdout.splitlines()
+
+
+def test_import_sets_float64_and_a_flag_xla_accepts():
+    values, flags = _probe(None)
+    assert values == "float64 5.0"
+    assert flags.split() == list(FAST_COMPILING_CPU_FLAGS)
+
+
+def test_the_users_xla_flags_are_kept():
+    _, flags = _probe("--xla_cpu_use_fusion_emitters=true --xla_cpu_multi_thread_eigen=false")
+    assert flags.split() == ["--xla_cpu_use_fusion_emitters=true", "--xla_cpu_multi_thread_eigen=false"]
+
+
+def test_add_xla_flags_appends_once(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/x")
+    add_xla_flags(["--xla_a=1", "--xla_dump_to=/tmp/y"])
+    add_xla_flags(["--xla_a=2"])
+    assert os.environ["XLA_FLAGS"].split() == ["--xla_dump_to=/tmp/x", "--xla_a=1"]
