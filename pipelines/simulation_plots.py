@@ -7,6 +7,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+import jax  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -22,9 +23,8 @@ def drive_angle(run: SimulationRun) -> tuple[np.ndarray, str]:
     if not mechanism.drivers:
         return np.asarray(trajectory.t) * 1e3, "time (ms)"
     joint = mechanism.revolute_joints[mechanism.drivers[0].joint]
-    q = np.asarray(trajectory.q)
-    angle = np.array([float(body_pose(row, joint.body_j)[1] - body_pose(row, joint.body_i)[1]) for row in q])
-    return np.degrees(angle), f"{mechanism.driver_names[0]} joint angle (deg)"
+    relative_angle = jax.vmap(lambda row: body_pose(row, joint.body_j)[1] - body_pose(row, joint.body_i)[1])
+    return np.degrees(np.asarray(relative_angle(trajectory.q))), f"{mechanism.driver_names[0]} joint angle (deg)"
 
 
 def plot_orbits(run: SimulationRun, out: Path) -> None:
