@@ -1,4 +1,5 @@
-"""The whole suite runs in one process; keep that process lean and its settings its own.
+"""Each test process (one per xdist worker) runs many test files; keep it lean, its settings
+its own, and its compiles short.
 
 - JAX's persistent compilation cache: the sweep command turns it on for the rest of its
   process (``sweep.run.enable_compilation_cache``). Run in-process by a test, that made
@@ -66,9 +67,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     workers take a file at a time as they free up (``--dist loadfile``, with xdist's own
     reordering by test count turned off in ``pyproject.toml``); with the long files first,
     the run ends on short ones instead of one worker finishing a long file alone."""
+    def file_of(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
     slow_per_file: dict[str, int] = {}
     for item in items:
-        slow_per_file.setdefault(item.nodeid.split("::")[0], 0)
-        slow_per_file[item.nodeid.split("::")[0]] += item.get_closest_marker("slow") is not None
-    order = {path: rank for rank, path in enumerate(slow_per_file)}
-    items.sort(key=lambda item: (-slow_per_file[item.nodeid.split("::")[0]], order[item.nodeid.split("::")[0]]))
+        slow_per_file[file_of(item)] = slow_per_file.get(file_of(item), 0) + (item.get_closest_marker("slow") is not None)
+    collected = {path: rank for rank, path in enumerate(slow_per_file)}
+    items.sort(key=lambda item: (-slow_per_file[file_of(item)], collected[file_of(item)]))
