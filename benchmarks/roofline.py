@@ -1,0 +1,105 @@
+"""How far one vector-field evaluation and one Tsit5 step of the Flores slider-crank are from
+what a CPU core allows: XLA's cost analysis (flop and bytes of one call) against the
+measured time of many calls inside one compiled loop (no Python dispatch), for one
+simulation and for a batch of lanes (``jax.vmap``, as the refilling lanes run them).
+
+    python benchmarks/roofline.py                    # 1 and 32 lanes
+    python benchmarks/roofline.py --lanes 1 16 32 64 --peak 41.6
+
+``--peak``: the core's float64 peak in GFLOP/s (default: 16 flop per cycle, two 256-bit
+FMA units, at the clock ``/proc/cpuinfo`` reports); the scalar peak is a quarter of it.
+Prints one Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import model  # noqa: F401  (float64 and the package's XLA flags, before JAX starts)
+
+import diffrax
+import jax
+import jax.numpy as jnp
+
+from model.mechanics.interface import flat_vector_field
+from pipelines.build import build_mechanism
+from pipelines.config import load_mechanism
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "flores_slider_crank.toml"
+STEP = 1e-6  # s, a typical Tsit5 step of the Flores benchmark in free flight
+
+
+def clock_ghz() -> float:
+    try:
+        megahertz = [float(line.split(":")[1]) for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("cpu MHz")]
+        return megahertz[0] / 1e3 if megahertz else 2.6
+    except OSError:
+        return 2.6
+
+
+def cost(function, *args) -> tuple[float, float]:
+    """(flop, bytes accessed) of one call, by XLA's cost analysis of the compiled program."""
+    analysis = jax.jit(function).lower(*args).compile().cost_analysis()
+    analysis = analysis[0] if isinstance(analysis, list) else analysis
+    return float(analysis.get("flops", 0.0)), float(analysis.get("bytes accessed", 0.0))
+
+
+def seconds_per_call(function, y0, calls: int, repeats: int = 5) -> float:
+    """Time of one ``function`` call, from ``calls`` chained calls in one compiled loop."""
+    looped = jax.jit(lambda y: jax.lax.fori_loop(0, calls, lambda _, y: function(y), y))
+    jax.block_until_ready(looped(y0))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(looped(y0))
+        best = min(best, time.perf_counter() - start)
+    return best / calls
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lanes", type=int, nargs="+", default=[1, 32])
+    parser.add_argument("--calls", type=int, default=2000, help="chained calls per timed loop")
+    parser.add_argument("--peak", type=float, default=None, help="float64 GFLOP/s of one core")
+    args = parser.parse_args(argv)
+    peak = args.peak or 16 * clock_ghz()
+    mechanism = build_mechanism(load_mechanism(CONFIG))
+    y0 = mechanism.flatten(mechanism.initial_state())
+    solver, terms = diffrax.Tsit5(), diffrax.ODETerm(flat_vector_field)
+    state = solver.init(terms, 0.0, STEP, y0, mechanism)
+
+    def evaluation(y):
+        # chained so XLA cannot hoist the calls out of the loop; 2 flop per state entry extra
+        return y + 1e-12 * flat_vector_field(0.0, y, mechanism)
+
+    def step(y):
+        return solver.step(terms, 0.0, STEP, y, mechanism, state, made_jump=False)[0]
+
+    print(f"Flores slider-crank, {y0.size} states; peak {peak:.1f} GFLOP/s float64 per core "
+          f"(vector), {peak / 4:.1f} scalar; {jax.devices()[0].device_kind}\n")
+    print("| what | lanes | flop / lane | bytes / lane | flop / byte | time / lane | GFLOP/s | share of scalar peak | share of vector peak |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    evaluation_flop = {}
+    for name, function in (("vector-field evaluation", evaluation), ("Tsit5 step (6 evaluations)", step)):
+        for lanes in args.lanes:
+            batched = function if lanes == 1 else jax.vmap(function)
+            ys = y0 if lanes == 1 else jnp.broadcast_to(y0, (lanes, y0.size)) * (1 + 1e-9 * jnp.arange(lanes))[:, None]
+            flop, moved = cost(batched, ys)
+            if "step" in name:
+                # diffrax runs the stages in a loop, whose body XLA's analysis counts once:
+                # count 6 evaluations instead (a lower bound: the stage sums are left out)
+                flop = 6 * evaluation_flop[lanes]
+            else:
+                evaluation_flop[lanes] = flop
+            per_call = seconds_per_call(batched, ys, args.calls // (6 if "step" in name else 1))
+            rate = flop / per_call / 1e9
+            print(f"| {name} | {lanes} | {flop / lanes:,.0f} | {moved / lanes:,.0f} | {flop / max(moved, 1):.2f} | "
+                  f"{per_call / lanes * 1e6:.2f} us | {rate:.2f} | {rate / (peak / 4):.0%} | {rate / peak:.0%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
