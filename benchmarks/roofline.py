@@ -82,22 +82,23 @@ def main(argv=None) -> int:
           f"(vector), {peak / 4:.1f} scalar; {jax.devices()[0].device_kind}\n")
     print("| what | lanes | flop / lane | bytes / lane | flop / byte | time / lane | GFLOP/s | share of scalar peak | share of vector peak |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    evaluation_flop = {}
-    for name, function in (("vector-field evaluation", evaluation), ("Tsit5 step (6 evaluations)", step)):
+    evaluation_flop: dict[int, float] = {}
+    for name, function, evaluations in (("vector-field evaluation", evaluation, 1), ("Tsit5 step", step, 6)):
         for lanes in args.lanes:
             batched = function if lanes == 1 else jax.vmap(function)
             ys = y0 if lanes == 1 else jnp.broadcast_to(y0, (lanes, y0.size)) * (1 + 1e-9 * jnp.arange(lanes))[:, None]
             flop, moved = cost(batched, ys)
-            if "step" in name:
-                # diffrax runs the stages in a loop, whose body XLA's analysis counts once:
-                # count 6 evaluations instead (a lower bound: the stage sums are left out)
-                flop = 6 * evaluation_flop[lanes]
-            else:
+            if evaluations == 1:
                 evaluation_flop[lanes] = flop
-            per_call = seconds_per_call(batched, ys, args.calls // (6 if "step" in name else 1))
+                traffic = f"{moved / lanes:,.0f} | {flop / max(moved, 1):.2f}"
+            else:
+                # diffrax runs the stages in a loop, whose body XLA's analysis counts once: count
+                # the evaluations instead (a lower bound, without the stage sums); bytes unknown
+                flop, traffic = evaluations * evaluation_flop[lanes], " | "
+            per_call = seconds_per_call(batched, ys, args.calls // evaluations)
             rate = flop / per_call / 1e9
-            print(f"| {name} | {lanes} | {flop / lanes:,.0f} | {moved / lanes:,.0f} | {flop / max(moved, 1):.2f} | "
-                  f"{per_call / lanes * 1e6:.2f} us | {rate:.2f} | {rate / (peak / 4):.0%} | {rate / peak:.0%} |")
+            print(f"| {name} | {lanes} | {flop / lanes:,.0f} | {traffic} | {per_call / lanes * 1e6:.2f} us | "
+                  f"{rate:.2f} | {rate / (peak / 4):.0%} | {rate / peak:.0%} |")
     return 0
 
 

@@ -25,7 +25,8 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 FAST_COMPILING_CPU_FLAGS = ("--xla_cpu_use_fusion_emitters=false",)
-# XLA aborts the process on a flag it does not know; this one is known from jaxlib 0.10.
+# XLA aborts the process on a flag it does not know; tested with jaxlib 0.10.2, so applied
+# from 0.10 on and not to older releases.
 _FAST_COMPILING_SINCE = (0, 10)
 
 

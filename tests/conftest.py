@@ -12,9 +12,11 @@ its own, and its compiles short.
   time compiling programs it then runs for well under a second. Level 0 skips LLVM's
   optimisation passes: a planar ``jit(simulate)`` compiled in 1.6 s instead of 2.9 s and
   ran in 0.34 s instead of 0.19 s. The programs (the HLO) are the ones users run; only
-  their machine code is less optimised. Set before ``model`` is imported, which adds the
-  package's own CPU flags, and inherited by the processes tests start."""
+  their machine code is less optimised. Added to ``XLA_FLAGS`` beside the package's own CPU
+  flags (importing ``model`` adds those) before the first computation, and inherited by
+  the processes tests start."""
 
+import collections
 import gc
 
 import jax
@@ -67,11 +69,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     workers take a file at a time as they free up (``--dist loadfile``, with xdist's own
     reordering by test count turned off in ``pyproject.toml``); with the long files first,
     the run ends on short ones instead of one worker finishing a long file alone."""
-    def file_of(item: pytest.Item) -> str:
-        return item.nodeid.split("::")[0]
-
-    slow_per_file: dict[str, int] = {}
-    for item in items:
-        slow_per_file[file_of(item)] = slow_per_file.get(file_of(item), 0) + (item.get_closest_marker("slow") is not None)
-    collected = {path: rank for rank, path in enumerate(slow_per_file)}
-    items.sort(key=lambda item: (-slow_per_file[file_of(item)], collected[file_of(item)]))
+    slow_per_file = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow_per_file[item.path])  # stable: collection order otherwise
