@@ -35,7 +35,7 @@ from .build_flexible import beam_chains, body_layout, point_loads
 from .build_lubrication import build_lubrication
 from .build_spatial import build_spatial, spatial_parameter_leaf, spatial_settings
 from .config import MechanismConfig
-from .config_spatial import SpatialConfig
+from .config.spatial import SpatialConfig
 from .errors import ConfigError
 from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 

@@ -25,7 +25,7 @@ from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, Sp
 from model.mechanics.spatial import initial_state, without_redundant_rows
 
 from .build_lubrication import build_lubrication
-from .config_spatial import SpatialConfig
+from .config.spatial import SpatialConfig
 from .errors import ConfigError
 from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 

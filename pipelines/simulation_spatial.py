@@ -20,7 +20,7 @@ from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
 from .build_spatial import build_spatial, spatial_settings
-from .config_spatial import SpatialConfig
+from .config.spatial import SpatialConfig
 
 
 @dataclass

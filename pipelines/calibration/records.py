@@ -100,16 +100,23 @@ def _check_inside(record: MeasuredRecord, offsets: tuple[float, float], simulate
                           f"the record starts at {record.times[0]:.6g} s (+ offset {low:.6g} s), before the simulation (t = 0)")
 
 
+def check_signal_names(signals: list[str], mechanism, file: str, key: str) -> dict[str, str]:
+    """Every recorded signal must be an output of the mechanism (a timeseries.parquet
+    column); returns the SI unit of each of the mechanism's signals."""
+    units = signal_units(mechanism)
+    for signal in signals:
+        if signal not in units:
+            raise ConfigError(file, key, f"unknown signal {signal!r}; signals: {', '.join(units)}")
+    return units
+
+
 def load_record_setup(table: DataTable, key: str, name: str | None, loss: LossTable, config: MechanismConfig, file: str,
                       adjoint: str, fitted_offset: tuple[float, float] | None) -> RecordSetup:
     """Read one record and build its part of the problem (indices into ``x`` left empty).
 
     ``fitted_offset``: the bounds of a ``[[fit]]`` on this record's offset, if any."""
     mechanism = build_mechanism(config)
-    units = signal_units(mechanism)
-    for signal in table.signals:
-        if signal not in units:
-            raise ConfigError(file, f"{key}.signals", f"unknown signal {signal!r}; signals: {', '.join(units)}")
+    units = check_signal_names(table.signals, mechanism, file, f"{key}.signals")
     record = load_record(Path(file).parent / table.path, table.time, tuple(table.signals))
     # At least two outputs per record sample: the simulated signals are interpolated
     # linearly to the record's times (any rate, any offset), and impact spikes last a few

@@ -41,7 +41,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ..build import ParameterMap
+from ..build import ParameterMap, build_mechanism
 from ..config import MechanismConfig, load_pipeline_mechanism
 from ..errors import ConfigError
 from ..units import to_si
@@ -49,7 +49,7 @@ from .data import MeasuredRecord
 from .fit import OptimizerOptions
 from .parameters import FitParameter, ParameterTransform
 from .problem import TIME_OFFSET_PATH, CalibrationProblem
-from .records import RecordSetup, load_record_setup
+from .records import RecordSetup, check_signal_names, load_record_setup
 from .schema import AUTO, CalibrationTable, FitEntry, validate_table
 
 
@@ -173,14 +173,27 @@ def _record_config(base: MechanismConfig, values: dict[str, Any], key: str, file
         raise ConfigError(file, key, f"refused by the mechanism: {error.key}: {error.message}") from None
 
 
-def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> Calibration:
-    """Read and validate a calibration config, its base, and its measured record(s)."""
+@dataclasses.dataclass
+class CalibrationConfig:
+    """A calibration config validated without its data files: what ``clearance check`` reports."""
+
+    base: MechanismConfig  # the base with the pipeline's [simulation] and --set overrides
+    table: CalibrationTable
+    parameters: list[FitParameter]  # the [[fit]] entries in SI, in order
+    offset_paths: dict[str, int]  # each record's time-offset path -> record index
+    record_configs: list[MechanismConfig]  # the mechanism of each record, fitted paths at their initial values
+    record_keys: list[str]  # "data" or "data.<name>"
+
+
+def check_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> CalibrationConfig:
+    """Validate a calibration config and its base as :func:`load_calibration` does, up to
+    reading the records: the tables, the fitted paths and values, every record's mechanism
+    and signal names."""
     file = str(path)
     pipeline, base = load_pipeline_mechanism(path, overrides)
     table = validate_table(pipeline, file)
     offset_paths = _offset_paths(table)
 
-    # --- parameters: shared mechanism values, then time offsets per record
     parameters = []
     for index, entry in enumerate(table.fit):
         if entry.path.startswith("data.") and entry.path not in offset_paths:
@@ -188,11 +201,9 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
         parameters.append(_fit_parameter(entry, f"fit.{index}", base, file, entry.path in offset_paths))
     raw_initial = {entry.path: entry.initial if entry.initial is not None else p.initial
                    for entry, p in zip(table.fit, parameters) if entry.path not in offset_paths}
-    options, gradient_mode = _optimizer_options(table, file, len(parameters))
-    adjoint = "forward" if gradient_mode == "forward" else "checkpoint"
 
-    records = []
-    for index, data in enumerate(table.records):
+    configs, keys = [], []
+    for data in table.records:
         key = "data" if data.name is None else f"data.{data.name}"
         for fitted in raw_initial:
             if fitted in data.set:
@@ -202,6 +213,23 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
             config = config.with_values(raw_initial, source=file) if raw_initial else config
         except ConfigError as error:
             raise ConfigError(file, "fit", f"the initial values are refused together: {error.key}: {error.message}") from None
+        check_signal_names(data.signals, build_mechanism(config), file, f"{key}.signals")
+        configs.append(config)
+        keys.append(key)
+    return CalibrationConfig(base, table, parameters, offset_paths, configs, keys)
+
+
+def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> Calibration:
+    """Read and validate a calibration config, its base, and its measured record(s)."""
+    file = str(path)
+    checked = check_calibration(path, overrides)
+    table, offset_paths = checked.table, checked.offset_paths
+    parameters = list(checked.parameters)
+    options, gradient_mode = _optimizer_options(table, file, len(parameters))
+    adjoint = "forward" if gradient_mode == "forward" else "checkpoint"
+
+    records = []
+    for index, (data, key, config) in enumerate(zip(table.records, checked.record_keys, checked.record_configs)):
         offset_path = next(p for p, i in offset_paths.items() if i == index)
         fitted = next((p for p in parameters if p.path == offset_path), None)
         records.append(load_record_setup(data, key, data.name, table.loss, config, file, adjoint,

@@ -7,14 +7,14 @@ entry by its position (``gravity.1``). Every bad input becomes one
 :class:`~pipelines.errors.ConfigError` naming the file and the dotted key.
 
 Modules: ``fields`` (quantity field types, the table base class), ``mechanism`` (the
-mechanism schema), ``references`` (cross-references between its tables), ``summary`` (SI
-summaries), ``paths`` (dotted paths and ``--set``), ``messages`` (pydantic errors as one
-line, for every schema), ``loading`` (files, ``base`` merging, validation). Everything is
-re-exported here: ``from pipelines.config import X``.
+planar mechanism schema), ``flexible`` (flexible bodies and applied loads), ``spatial`` (the
+``dimension = 3`` format, imported when a file asks for it), ``references``
+(cross-references between the tables), ``summary`` (SI summaries), ``paths`` (dotted paths
+and ``--set``), ``messages`` (pydantic errors as one line, for every schema), ``loading``
+(files, ``base`` merging, validation). Everything but the spatial format is re-exported
+here: ``from pipelines.config import X``.
 """
 
-# The field types first: the flexible-body schema (pipelines/config_flexible.py), which the
-# mechanism schema imports, reads them from this package while it is being imported.
 from .fields import (  # noqa: F401
     Acceleration, AccelerationVector, Angle, AngularVelocity, BearingModel, BodyPair, ContactModel, Damping,
     FieldError, FrictionModel, HERTZ_EXPONENT, Inertia, Length, Mass, Modulus, Name, NonNegativeNumber, Number,

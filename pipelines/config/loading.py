@@ -58,7 +58,7 @@ def load_toml(path: str | Path) -> dict:
 def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | None = None) -> MechanismConfig:
     """Validate ``raw``; ``origins`` maps dotted paths that came from elsewhere to (file, note)."""
     if raw.get("dimension", 2) == 3:
-        from ..config_spatial import spatial_from_dict  # the spatial format lives in its own module
+        from .spatial import spatial_from_dict  # the spatial format lives in its own module
 
         try:
             return spatial_from_dict(raw, str(source))
@@ -93,7 +93,7 @@ def validate_si(raw: dict, source: str) -> MechanismConfig:
 
 def mechanism_from_dict(raw: dict, source: str) -> MechanismConfig:
     """Validate a raw mechanism dict and convert it to SI; errors name ``source``. A
-    ``dimension = 3`` dict gives a :class:`~pipelines.config_spatial.SpatialConfig`."""
+    ``dimension = 3`` dict gives a :class:`~pipelines.config.spatial.SpatialConfig`."""
     return _validate(raw, str(source))
 
 
@@ -104,7 +104,7 @@ def load_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> Mechanism
         raise ConfigError(str(path), "base", "this is a pipeline config (sweep, calibrate, optimize), not a mechanism")
     raw, override_paths = _apply_overrides(raw, overrides)
     if raw.get("dimension", 2) == 3:
-        from ..config_spatial import spatial_from_dict  # the spatial format lives in its own module
+        from .spatial import spatial_from_dict  # the spatial format lives in its own module
 
         return spatial_from_dict(raw, str(path))
     if raw.get("dimension", 2) != 2:

@@ -19,6 +19,7 @@ from .fields import (
     PositiveNumber, PositiveTime, PositiveVelocity, Rate, Restitution, Section, SIUnit, SolverName, Torque,
     AngularVelocity, TransitionRatios, Vector, Viscosity, ZERO_POINTS, _quantity, in_si,
 )
+from .flexible import Flexible, Load, check_flexible_references
 from .paths import OVERRIDE_SOURCE, _split_path, set_by_path
 from .references import check_references
 from .summary import _model_child, _summarise, _summarise_value
@@ -32,14 +33,9 @@ class Material(Section):
     poisson_ratio: PoissonRatio
 
 
-# Flexible bodies and loads (their schema needs the field types above).
-
-from ..config_flexible import Flexible, Load, check_flexible_references  # noqa: E402  (needs the field types)
-
-
 class Body(Section):
     """A body; ``position`` is its centre of mass at t = 0 in the ground frame. With
-    ``flexible`` it is a chain of rigid segments (``pipelines/config_flexible.py``)."""
+    ``flexible`` it is a chain of rigid segments (``pipelines/config/flexible.py``)."""
 
     name: Name
     mass: Mass

@@ -105,6 +105,9 @@ def pipeline_variant(tmp_path: Path, name: str, old: str, new: str) -> Path:
         ("optimize_example.toml", 'max = "5 kN"', 'max = "5 kg"', "constraints.0.max", "wrong dimension"),
         ("optimize_example.toml", 'range = ["800 rpm", "1200 rpm"]', 'range = ["800 rpm", "1200 rmp"]',
          "uncertain.1.range", "'rmp'"),
+        # table-schema errors: check runs the pipeline's own loader, so it refuses what the command refuses
+        ("sweep_example.toml", 'design = "grid"', 'design = "gird"', "sweep.design", "'gird'"),
+        ("calibrate_example.toml", 'name = "adam"', 'name = "adamm"', "optimizer.name", "'adamm'"),
     ],
 )
 def test_bad_pipeline_names_pipeline_file_and_key(capsys, tmp_path, name, old, new, key, fragment):
@@ -112,6 +115,17 @@ def test_bad_pipeline_names_pipeline_file_and_key(capsys, tmp_path, name, old, n
     code, _, err = check(capsys, path)
     assert code == 2
     assert fragment in assert_one_error_line(err, path, key)
+
+
+def test_pipeline_without_a_pipeline_table_is_refused(capsys, tmp_path):
+    shutil.copy(SPEC, tmp_path / SPEC.name)
+    path = tmp_path / "pipeline.toml"
+    path.write_text(f'base = "{SPEC.name}"\n[simulation]\nt_end = "1 ms"\n')
+    code, _, err = check(capsys, path)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"error: {path}: a pipeline config (with `base`) needs a [sweep], [[fit]] or [[design]] table"
+    ]
 
 
 def test_bad_base_names_the_base_file(capsys, tmp_path):

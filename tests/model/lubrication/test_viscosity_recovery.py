@@ -21,7 +21,7 @@ SHORT = ["simulation.t_end=2 ms", "simulation.output_interval=20 us"]
 
 
 @pytest.mark.slow
-@pytest.mark.validation  # a fit of minutes; the derivative it uses: tests/sweep/test_viscosity_derivative.py
+@pytest.mark.validation  # a fit of minutes; the derivative it uses: tests/pipelines/sweeping/test_viscosity_derivative.py
 def test_levenberg_marquardt_recovers_the_viscosity_from_the_slider_acceleration():
     config = load_mechanism(CONFIGS / "flores_lubricated.toml", SHORT)
     mechanism = build_mechanism(config)

@@ -16,7 +16,7 @@ from model.integrate.solve import solve
 from model.mechanics.spatial import GROUND, SpatialMechanism, SpatialState, SphericalClearanceJoint, kinetic_energy
 from model.mechanics.spatial.forces import contact_forces
 from pipelines.build_spatial import build_spatial
-from pipelines.config_spatial import spatial_from_dict
+from pipelines.config.spatial import spatial_from_dict
 
 GRAVITY = 9.81
 SOCKET_RADIUS = 10e-3

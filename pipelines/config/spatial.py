@@ -26,10 +26,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import (OVERRIDE_SOURCE, Contact, Friction, Initial, Lubrication, Material, Simulation, _apply_overrides,
-                     _summarise_value, load_toml, set_by_path)
-from .errors import ConfigError
-from .units import si_unit, to_si
+from ..errors import ConfigError
+from ..units import si_unit, to_si
+from .loading import load_toml
+from .mechanism import Contact, Friction, Initial, Lubrication, Material, Simulation
+from .paths import OVERRIDE_SOURCE, _apply_overrides, set_by_path
+from .summary import _summarise_value
 
 SPATIAL_JOINT_TYPES = ("revolute", "spherical", "cylindrical", "prismatic", "fixed",
                        "cylindrical_clearance", "spherical_clearance")

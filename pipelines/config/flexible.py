@@ -12,8 +12,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, model_validator
 
-# config.py imports this module after defining its field types and base class.
-from .config import FieldError, Name, PositiveLength, PositiveNumber, Section, SIUnit, Vector, _quantity
+from .fields import FieldError, Name, PositiveLength, PositiveNumber, Section, SIUnit, Vector, _quantity
 
 DampingRatio = _quantity("dimensionless", ge=0.0, lt=1.0)
 Force = _quantity("force")

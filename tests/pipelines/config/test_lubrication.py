@@ -10,7 +10,7 @@ from pipelines.cli import main
 from pipelines.config import load_mechanism
 from pipelines.errors import ConfigError
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 LUBRICATED = CONFIGS / "flores_lubricated.toml"
 TABLE = 'viscosity = "400 cP"'
 

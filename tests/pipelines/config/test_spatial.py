@@ -7,7 +7,7 @@ import pytest
 from pipelines.config import load_mechanism
 from pipelines.errors import ConfigError
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 CRANK = CONFIGS / "flores_slider_crank_3d.toml"
 LOADS = CONFIGS / "cylindrical_joint_loads.toml"
 

@@ -11,7 +11,7 @@ from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
 from pipelines.errors import ConfigError
 
-CANTILEVER = Path(__file__).resolve().parents[2] / "configs" / "flexible_cantilever.toml"
+CANTILEVER = Path(__file__).resolve().parents[3] / "configs" / "flexible_cantilever.toml"
 
 
 def test_cantilever_expands_into_segments():
@@ -60,7 +60,7 @@ def test_cli_refuses_bad_input_and_writes_nothing(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "simulate", str(config), "--out", str(out),
          "--set", "bodies.beam.flexible.segments=0"], capture_output=True, text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "bodies.beam.flexible.segments" in result.stderr
