@@ -33,7 +33,16 @@ JOINT_METRICS = {
     "num_impacts": "dimensionless",
     "contact_fraction": "dimensionless",
 }
-BODY_METRICS = {"max_abs_ax": "acceleration", "max_abs_ay": "acceleration"}
+AXES = "xyz"
+
+
+def body_metric_dimensions(dimension: int) -> dict[str, str]:
+    """The per-body summary metrics of a ``dimension``-D mechanism with their dimension: the
+    peak absolute centre-of-mass acceleration along each ground axis."""
+    return {f"max_abs_a{axis}": "acceleration" for axis in AXES[:dimension]}
+
+
+BODY_METRICS = body_metric_dimensions(2)
 
 # A contact episode longer than this many contact periods counts as continuous contact
 # rather than an impact.
@@ -136,7 +145,15 @@ def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array
             trajectory.t, trajectory.penetration[:, k], trajectory.normal_force[:, k], trajectory.impact_memory[:, k]
         )
         metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
-    for b, name in enumerate(mechanism.body_names):
-        metrics[f"{name}.max_abs_ax"] = jnp.max(jnp.abs(trajectory.qdd[:, 3 * b]))
-        metrics[f"{name}.max_abs_ay"] = jnp.max(jnp.abs(trajectory.qdd[:, 3 * b + 1]))
+    metrics.update(body_metrics(mechanism, trajectory))
     return metrics
+
+
+def body_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
+    """``B.max_abs_a<axis>`` (m/s^2) of every body, along each ground axis of the mechanism."""
+    accelerations = trajectory.body_accelerations
+    return {
+        f"{name}.max_abs_a{axis}": jnp.max(jnp.abs(accelerations[:, b, index]))
+        for b, name in enumerate(mechanism.body_names)
+        for index, axis in enumerate(AXES[: mechanism.dimension])
+    }

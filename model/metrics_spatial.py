@@ -10,9 +10,9 @@ from jaxtyping import Array
 
 from .integrate.trajectory import SpatialTrajectory
 from .mechanics.spatial import SpatialMechanism
-from .metrics import BODY_METRICS, peak_joint_metrics, sampled_joint_metrics
+from .metrics import body_metric_dimensions, body_metrics, peak_joint_metrics, sampled_joint_metrics
 
-SPATIAL_BODY_METRICS = {**BODY_METRICS, "max_abs_az": "acceleration"}
+SPATIAL_BODY_METRICS = body_metric_dimensions(3)
 
 
 def _sampled(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> dict[str, Array]:
@@ -38,8 +38,5 @@ def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTraj
         duration = trajectory.t[-1] - trajectory.t[0]
         metrics = {f"{name}.{key}": value for k, name in enumerate(mechanism.clearance_names)
                    for key, value in peak_joint_metrics(trajectory.peaks, duration, k).items()}
-    accelerations = trajectory.vdot.reshape(trajectory.vdot.shape[0], -1, 2, 3)[:, :, 0, :]
-    for b, name in enumerate(mechanism.body_names):
-        for axis, label in enumerate("xyz"):
-            metrics[f"{name}.max_abs_a{label}"] = jnp.max(jnp.abs(accelerations[:, b, axis]))
+    metrics.update(body_metrics(mechanism, trajectory))
     return metrics

@@ -45,6 +45,16 @@ class Trajectory(eqx.Module):
     # the states came from elsewhere, and the metrics then use the output samples
     peaks: Peaks | None = None
 
+    @property
+    def body_positions(self) -> Float[Array, "times bodies 2"]:
+        """Centre-of-mass positions (m), ground frame."""
+        return self.q.reshape(self.q.shape[0], -1, 3)[:, :, :2]
+
+    @property
+    def body_accelerations(self) -> Float[Array, "times bodies 2"]:
+        """Centre-of-mass accelerations (m/s^2), ground frame."""
+        return self.qdd.reshape(self.qdd.shape[0], -1, 3)[:, :, :2]
+
 
 class SpatialTrajectory(eqx.Module):
     """A solved spatial trajectory at the output times (SI); per-joint arrays have the
@@ -74,6 +84,18 @@ class SpatialTrajectory(eqx.Module):
     rejected_steps: Int[Array, ""]
     result: Int[Array, ""]
     peaks: Peaks | None = None  # as Trajectory.peaks
+
+    @property
+    def body_positions(self) -> Float[Array, "times bodies 3"]:
+        """Centre-of-mass positions (m), ground frame (each body's coordinates are its
+        position and its unit quaternion)."""
+        return self.x.reshape(self.x.shape[0], -1, 7)[:, :, :3]
+
+    @property
+    def body_accelerations(self) -> Float[Array, "times bodies 3"]:
+        """Centre-of-mass accelerations (m/s^2), ground frame (each body's velocities are
+        its linear and angular velocity)."""
+        return self.vdot.reshape(self.vdot.shape[0], -1, 2, 3)[:, :, 0, :]
 
 
 def _spatial_trajectory(mechanism: SpatialMechanism, t, states: SpatialState, steps, rejected_steps, result,

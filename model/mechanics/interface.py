@@ -14,6 +14,7 @@ A mechanism also carries, as fields or properties used by the integrators:
 from __future__ import annotations
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 from jaxtyping import Array, Float, PyTree
@@ -26,6 +27,8 @@ class AbstractMechanism(eqx.Module):
     impact memory per contact slot and the drivers' work); the integrators step it as the
     flat vector of :meth:`flatten`.
     """
+
+    dimension: ClassVar[int]  # 2: planar, 3: spatial
 
     @abc.abstractmethod
     def initial_state(self) -> PyTree:

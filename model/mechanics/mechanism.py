@@ -13,6 +13,8 @@ are static fields.
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
+
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -125,6 +127,8 @@ class Mechanism(AbstractMechanism):
     implemented by the functions of ``dynamics.py`` and ``forces.py``; they import this
     module, so the methods import them when called.
     """
+
+    dimension: ClassVar[int] = 2
 
     masses: Float[Array, " bodies"]  # kg
     inertias: Float[Array, " bodies"]  # kg m^2 about the centre of mass

@@ -5,7 +5,7 @@ Per simulated sample (one draw of the uncertain parameters), on the output grid:
 - every contract summary metric (``model.summary_metrics``): ``J.max_normal_force`` (N),
   ``J.max_penetration`` (m), ``J.first_impact_time`` (s), ``J.first_impact_velocity``
   (m/s), ``J.num_impacts``, ``J.contact_fraction``, ``B.max_abs_ax``, ``B.max_abs_ay``
-  (m/s^2);
+  (and ``B.max_abs_az`` for a spatial mechanism; m/s^2);
 - ``J.impact_fraction``: share of time in impacts, from ``model.regimes`` (contact
   episodes shorter than a few contact periods);
 - against the ideal mechanism (``mechanism.idealised()``, every clearance joint made an
@@ -32,30 +32,31 @@ from jaxtyping import Array, Float
 
 import model
 from model import metrics as model_metrics
-from model.mechanics.mechanism import Mechanism
+from model.mechanics.interface import AbstractMechanism
 from model.integrate.settings import SolverSettings
 from model.integrate.trajectory import Trajectory
 
 # metric -> dimension (pipelines.units names), per clearance joint and per body.
 # The contract's metrics plus the design pipeline's own.
 DESIGN_JOINT_METRICS = {**model_metrics.JOINT_METRICS, "impact_fraction": "dimensionless"}
-DESIGN_BODY_METRICS = {
-    **model_metrics.BODY_METRICS,
-    "rms_acceleration_error": "acceleration",
-    "max_position_error": "length",
-}
-IDEAL_METRICS = ("rms_acceleration_error", "max_position_error")
+IDEAL_BODY_METRICS = {"rms_acceleration_error": "acceleration", "max_position_error": "length"}
 ZERO_GRADIENT_METRICS = ("num_impacts", "contact_fraction", "impact_fraction")
 # Maxima over time that have a smooth (LogSumExp) version.
-SMOOTHABLE_METRICS = ("max_normal_force", "max_penetration", "max_abs_ax", "max_abs_ay", "max_position_error")
+SMOOTHABLE_METRICS = ("max_normal_force", "max_penetration", "max_abs_ax", "max_abs_ay", "max_abs_az", "max_position_error")
+
+
+def design_body_metrics(dimension: int) -> dict[str, str]:
+    """The per-body metrics of a ``dimension``-D mechanism with their dimension."""
+    return {**model_metrics.body_metric_dimensions(dimension), **IDEAL_BODY_METRICS}
 
 _TINY = 1e-30  # keeps sqrt differentiable at exactly zero error (t = 0)
 
 
-def metric_dimensions(mechanism: Mechanism) -> dict[str, str]:
+def metric_dimensions(mechanism: AbstractMechanism) -> dict[str, str]:
     """Every metric :func:`trajectory_metrics` can produce for ``mechanism``, with its dimension."""
     names = {f"{joint}.{m}": dim for joint in mechanism.clearance_names for m, dim in DESIGN_JOINT_METRICS.items()}
-    names.update({f"{body}.{m}": dim for body in mechanism.body_names for m, dim in DESIGN_BODY_METRICS.items()})
+    body = design_body_metrics(mechanism.dimension)
+    names.update({f"{name}.{m}": dim for name in mechanism.body_names for m, dim in body.items()})
     return names
 
 
@@ -66,7 +67,7 @@ def metric_kind(name: str) -> str:
 
 def needs_ideal(names: Sequence[str]) -> bool:
     """Whether any metric compares against the ideal mechanism."""
-    return any(metric_kind(name) in IDEAL_METRICS for name in names)
+    return any(metric_kind(name) in IDEAL_BODY_METRICS for name in names)
 
 
 def smooth_max(values: Float[Array, " n"], temperature: float | Array) -> Float[Array, ""]:
@@ -84,7 +85,7 @@ def _time_max(series: Float[Array, " times"], name: str, temperatures: Mapping[s
 
 
 def trajectory_metrics(
-    mechanism: Mechanism,
+    mechanism: AbstractMechanism,
     trajectory: Trajectory,
     ideal: Trajectory | None = None,
     temperatures: Mapping[str, float] | None = None,
@@ -102,22 +103,23 @@ def trajectory_metrics(
         metrics[f"{joint}.impact_fraction"] = impact_share[k]
         metrics[f"{joint}.max_normal_force"] = _time_max(trajectory.normal_force[:, k], f"{joint}.max_normal_force", temperatures)
         metrics[f"{joint}.max_penetration"] = _time_max(trajectory.penetration[:, k], f"{joint}.max_penetration", temperatures)
+    accelerations = trajectory.body_accelerations  # [times, bodies, dimension]
     for b, body in enumerate(mechanism.body_names):
-        for axis, label in ((0, "ax"), (1, "ay")):
-            name = f"{body}.max_abs_{label}"
-            metrics[name] = _time_max(jnp.abs(trajectory.qdd[:, 3 * b + axis]), name, temperatures)
+        for axis, label in enumerate(model_metrics.AXES[: mechanism.dimension]):
+            name = f"{body}.max_abs_a{label}"
+            metrics[name] = _time_max(jnp.abs(accelerations[:, b, axis]), name, temperatures)
         if ideal is None:
             continue
-        acceleration_error = trajectory.qdd[:, 3 * b : 3 * b + 2] - ideal.qdd[:, 3 * b : 3 * b + 2]
+        acceleration_error = accelerations[:, b] - ideal.body_accelerations[:, b]
         metrics[f"{body}.rms_acceleration_error"] = jnp.sqrt(jnp.mean(jnp.sum(acceleration_error**2, axis=1)) + _TINY)
-        position_error = trajectory.q[:, 3 * b : 3 * b + 2] - ideal.q[:, 3 * b : 3 * b + 2]
+        position_error = trajectory.body_positions[:, b] - ideal.body_positions[:, b]
         distance = jnp.sqrt(jnp.sum(position_error**2, axis=1) + _TINY)
         metrics[f"{body}.max_position_error"] = _time_max(distance, f"{body}.max_position_error", temperatures)
     return metrics
 
 
 def simulate_metrics(
-    mechanism: Mechanism,
+    mechanism: AbstractMechanism,
     settings: SolverSettings,
     with_ideal: bool,
     temperatures: Mapping[str, float] | None = None,

@@ -266,12 +266,9 @@ def load_design_problem(path: str | Path, overrides: tuple[str, ...] | list[str]
     file = str(path)
     raw, config = load_pipeline_mechanism(path, overrides)
     schema = parse_optimize(raw, file)
-    if getattr(config, "dimension", 2) == 3:
-        # the design metrics compare against the ideal twin in planar coordinates
-        raise ConfigError(file, "base", f"{config.source} is a spatial mechanism; optimize needs a planar base")
     mechanism = build_mechanism(config)
     if not mechanism.clearance_names:
-        raise ConfigError(file, "base", f"{config.source} has no revolute_clearance joint to design")
+        raise ConfigError(file, "base", f"{config.source} has no clearance joint to design")
     design = [_design_variable(config, mechanism, entry, index, file) for index, entry in enumerate(schema.design)]
     constraints = _constraints(mechanism, schema.constraints, file)
     uncertain = []

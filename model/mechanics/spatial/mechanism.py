@@ -11,6 +11,7 @@ ground-frame axes of the input at t = 0).
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -157,6 +158,8 @@ class SpatialMechanism(AbstractMechanism):
     implemented by the functions of ``dynamics.py`` and ``forces.py``; they import this
     module, so the methods import them when called.
     """
+
+    dimension: ClassVar[int] = 3
 
     masses: Float[Array, " bodies"]
     inertias: Float[Array, "bodies 3 3"]  # body-frame inertia tensors about the centre of mass

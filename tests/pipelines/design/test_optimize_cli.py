@@ -78,3 +78,26 @@ def test_bad_config_is_one_line_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {bad}: constraints.0.max: ")
     assert not out.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.validation  # a minute of spatial compiles; the default run keeps the planar run above, the
+# spatial config's loading (test_problem.py) and the spatial design metrics against the planar
+# ones (tests/model/mechanics/spatial/test_slider_crank.py)
+def test_spatial_base_runs_end_to_end(tmp_path):
+    """The spatial example, shortened as the planar one above: the same report and files."""
+    code = main([
+        "optimize", str(CONFIGS / "optimize_spatial.toml"), "--set", "simulation.t_end=4 ms", "--set", f"constraints.0.max={LIMIT}",
+        "--samples", "2", "--iterations", "2", "--verify-samples", "2", "--verify-points", "1", "--pareto-points", "2",
+        "--backoff-steps", "0", "--no-progress", "--out", str(tmp_path),
+    ])
+    assert code == 0
+    report = json.loads((tmp_path / "optimum.json").read_text())
+    assert report["feasible"] is True and 1e-5 <= report["design"]["joints.pin.clearance"] <= 5e-4
+    assert 0.0 < report["constraints"]["pin.max_normal_force"] <= 1e6
+    assert report["recommended_clearance"]["pin"]["nominal_diameter"] == pytest.approx(0.02)
+    rows = pd.read_parquet(tmp_path / "sweep.parquet")
+    assert {"slider.max_abs_az", "pin.max_normal_force"} <= set(rows.columns)
+    assert rows["slider.max_abs_az"].abs().max() < 1e-3 * rows["slider.max_abs_ax"].abs().max()  # it stays planar
+    for name in ("pareto.png", "history.png", "verification.png"):
+        assert (tmp_path / name).stat().st_size > 10_000

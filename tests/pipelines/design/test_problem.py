@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.build import build_mechanism
+from pipelines.design.performance import metric_dimensions
 from pipelines.design.problem import load_design_problem
 from pipelines.errors import ConfigError
 
@@ -25,6 +27,23 @@ def test_spec_loads_in_si():
     assert (speed.lower, speed.upper) == pytest.approx((800 * math.pi / 30, 1200 * math.pi / 30))
     assert problem.config.simulation.t_end == pytest.approx(0.12)
     assert float(problem.cost([5e-4])) == pytest.approx(1.0)  # reference band = the widest allowed
+
+
+def test_spatial_base_loads_with_its_metrics():
+    """A spatial base (a sliced cylindrical clearance joint) is designed like a planar one;
+    its bodies have the out-of-plane acceleration metric too."""
+    problem = load_design_problem(CONFIGS / "optimize_spatial.toml")
+    assert problem.config.dimension == 3
+    (clearance,) = problem.design
+    assert clearance.is_clearance and clearance.joint == "pin"
+    assert (clearance.lower, clearance.upper) == pytest.approx((1e-5, 5e-4))
+    assert problem.min_clearances == {"pin": pytest.approx(0.0)}
+    mechanism = build_mechanism(problem.config)
+    metrics = metric_dimensions(mechanism)
+    assert metrics["slider.max_abs_az"] == "acceleration" and metrics["slider.max_position_error"] == "length"
+    assert metrics["pin.max_normal_force"] == "force"
+    speed = next(u for u in problem.uncertain if u.path == "drivers.motor.speed")
+    assert (speed.lower, speed.upper) == pytest.approx((4000 * math.pi / 30, 6000 * math.pi / 30))
 
 
 def test_normalisation_round_trip_exact_bounds_and_live_gradient():
