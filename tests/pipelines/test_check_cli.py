@@ -56,6 +56,29 @@ def test_check_pipeline_examples(capsys, name):
     assert report["parameters"]
 
 
+@pytest.mark.parametrize("name", ["calibrate_spatial.toml", "optimize_spatial.toml", "flores_sweep_3d.toml"])
+def test_check_spatial_pipelines(capsys, name):
+    code, out, err = check(capsys, CONFIGS / name)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["base"] == str(CONFIGS / "flores_slider_crank_3d.toml") and report["parameters"]
+
+
+def test_calibration_signals_are_the_base_engine_s(capsys, tmp_path):
+    """A spatial base records slider.z; slider.theta is a planar column and is refused."""
+    shutil.copy(CONFIGS / "flores_slider_crank_3d.toml", tmp_path)
+    path = tmp_path / "calibrate_spatial.toml"
+    text = (CONFIGS / path.name).read_text()
+    path.write_text(text.replace('signals = ["slider.x", "slider.ax"]', 'signals = ["slider.z", "pin.tilt"]'))
+    code, out, err = check(capsys, path)
+    assert code == 0, err
+    assert json.loads(out)["signals"] == ["slider.z", "pin.tilt"]
+    path.write_text(text.replace('signals = ["slider.x", "slider.ax"]', 'signals = ["slider.theta"]'))
+    code, _, err = check(capsys, path)
+    assert code == 2
+    assert "'slider.theta'" in assert_one_error_line(err, path, "data.signals")
+
+
 def test_check_sweep_reports_parameter_values_in_si(capsys):
     _, out, _ = check(capsys, CONFIGS / "sweep_example.toml")
     parameters = json.loads(out)["parameters"]
