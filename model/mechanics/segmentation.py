@@ -42,6 +42,17 @@ def segment_inertias(mass: float, length: float, elements: int, area: float, ine
     return segment_masses(mass, elements) * (lengths**2 / 12.0 + inertia_z / area)
 
 
+def segment_inertia_tensors(mass: float, length: float, elements: int, area: float, inertia_y: float,
+                            inertia_z: float) -> np.ndarray:
+    """``(m + 1, 3, 3)`` inertia tensors of the segments about their centres, body axes (x
+    along the beam; kg m^2): twist ``m_s (Iyy + Izz)/A``, bending about y and z
+    ``m_s (L_s^2/12 + I/A)``."""
+    twist = segment_masses(mass, elements) * (inertia_y + inertia_z) / area
+    about_y = segment_inertias(mass, length, elements, area, inertia_y)
+    about_z = segment_inertias(mass, length, elements, area, inertia_z)
+    return np.stack([np.diag(row) for row in np.stack([twist, about_y, about_z], axis=1)])
+
+
 def holding_segment(x: float, length: float, elements: int) -> int:
     """Index of the segment that holds body-frame abscissa ``x`` (ends go to the end segments;
     a point on a cut, to rounding, goes to the segment on its +x side)."""

@@ -18,6 +18,7 @@ from ...geometry.quaternion import rotation_matrix
 from ..dynamics import spd_solve
 from .constraints import (acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
                           driver_rows, position_rate, velocity_rhs)
+from .beams import beam_forces
 from .forces import SpatialContactState, applied_forces, ball_kinematics, contact_forces, cylinder_kinematics
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
 
@@ -86,7 +87,8 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEval
     contact_generalised, contact = contact_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
     inverse_inertias = world_inverse_inertias(mechanism, x)
-    applied = applied_forces(mechanism, x) + contact_generalised + gyroscopic_forces(mechanism, x, v, inertias)
+    applied = (applied_forces(mechanism, x) + contact_generalised + gyroscopic_forces(mechanism, x, v, inertias)
+               + beam_forces(mechanism, x, v))
     jacobian = constraint_jacobian(mechanism, x, t)
     if jacobian.shape[0]:
         weighted = _inverse_mass_apply(mechanism, inverse_inertias, jacobian)

@@ -21,6 +21,7 @@ from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
 from ...contact.stiffness import palmgren_stiffness
 from ...lubrication import Lubrication
+from ..flexible import BeamChain
 from ..interface import AbstractMechanism
 
 GROUND = -1
@@ -173,6 +174,8 @@ class SpatialMechanism(AbstractMechanism):
     baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
     baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
     quaternion_restoring_rate: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(10.0))
+    # flexible bodies: chains of rigid segments joined by beam elements (spatial/beams.py)
+    beam_chains: tuple[BeamChain, ...] = ()
     initial_velocities: str = eqx.field(static=True, default="from_drivers")
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     joint_names: tuple[str, ...] = eqx.field(static=True, default=())
