@@ -20,9 +20,15 @@ from model.contact.normal import ContactLaw
 from model.contact.stiffness import effective_modulus
 from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair, quaternion_product, rotation_matrix
 from model.integrate.settings import SolverSettings
+from model.integrate.solver_choice import auto_solver
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import initial_state, without_redundant_rows
+from model.mechanics.beam import SHEAR_FACTORS, section_properties
+from model.mechanics.flexible import BeamChain
+from model.mechanics.segmentation import (
+    frequency_coefficient, holding_segment, segment_centres, segment_inertia_tensors, segment_masses,
+)
 
 from .build_lubrication import build_lubrication
 from .config.spatial import SpatialConfig
@@ -63,21 +69,113 @@ def _friction_law(friction) -> FrictionLaw:
                        stiction_velocity=_array(stiction_velocity), dynamic_velocity=_array(dynamic_velocity))
 
 
+@dataclasses.dataclass
+class SpatialLayout:
+    """The engine's bodies for a spatial config: a rigid body is one, a flexible body ``B`` of
+    ``segments = m`` elements is ``m + 1`` rigid segments ``B[k]`` along its x axis (as in
+    the planar engine, ``pipelines/build_flexible.py``); points go to the segment that holds
+    them."""
+
+    config: SpatialConfig
+    first: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
+    masses: list = dataclasses.field(default_factory=list)
+    inertias: list = dataclasses.field(default_factory=list)  # 3x3, body axes
+    positions: list = dataclasses.field(default_factory=list)  # position and quaternion per engine body
+    names: list = dataclasses.field(default_factory=list)
+    quaternions: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # per config body
+
+    def __post_init__(self):
+        for body in self.config.bodies:
+            quaternion = np.asarray(axis_angle_quaternion(body["axis"], body["angle"]))
+            self.quaternions[body["name"]] = quaternion
+            self.first[body["name"]] = len(self.names)
+            spec = body["flexible"]
+            if spec is None:
+                self._add(body["name"], body["mass"], np.asarray(body["inertia"]), np.asarray(body["position"]), quaternion)
+                continue
+            section = section_properties(spec.section.shape, **spec.section.dimensions())
+            tensors = segment_inertia_tensors(body["mass"], spec.length, spec.segments, section["area"], section["iyy"],
+                                              section["izz"])
+            axis = np.asarray(rotation_matrix(quaternion))[:, 0]
+            for k, (mass, x) in enumerate(zip(segment_masses(body["mass"], spec.segments),
+                                              segment_centres(spec.length, spec.segments))):
+                self._add(f"{body['name']}[{k}]", float(mass), tensors[k], np.asarray(body["position"]) + x * axis, quaternion)
+
+    def _add(self, name, mass, inertia, position, quaternion):
+        self.names.append(name)
+        self.masses.append(mass)
+        self.inertias.append(inertia)
+        self.positions.append(np.concatenate([position, quaternion]))
+
+    def flexible(self, name: str):
+        return next((b["flexible"] for b in self.config.bodies if b["name"] == name), None)
+
+    def attach(self, name: str, point) -> tuple[int, np.ndarray]:
+        """Engine body and its local point (m) for ``point`` of config body ``name``."""
+        point = np.asarray(point, dtype=float)
+        if name == "ground":
+            return GROUND, point
+        spec = self.flexible(name)
+        if spec is None:
+            return self.first[name], point
+        segment = holding_segment(point[0], spec.length, spec.segments)
+        centre = segment_centres(spec.length, spec.segments)[segment]
+        return self.first[name] + segment, point - np.array([centre, 0.0, 0.0])
+
+    def frame(self, name: str) -> np.ndarray:
+        """Body-from-ground rotation of config body ``name`` at t = 0."""
+        return np.eye(3) if name == "ground" else np.asarray(rotation_matrix(self.quaternions[name])).T
+
+    def quaternion(self, name: str) -> np.ndarray:
+        return np.array([1.0, 0, 0, 0]) if name == "ground" else self.quaternions[name]
+
+
+def beam_chains(config: SpatialConfig, layout: SpatialLayout) -> tuple[BeamChain, ...]:
+    """One chain per flexible body, its Rayleigh damping tuned on its in-plane (about its z
+    axis) first bending mode on the body's supports: a ``fixed`` joint or a revolute one
+    driven at constant speed clamps, any other joint pins (docs/flexible.md)."""
+    driven = {driver["joint"] for driver in config.drivers if driver["type"] == "constant_speed"}
+    chains = []
+    for body in config.bodies:
+        spec = body["flexible"]
+        if spec is None:
+            continue
+        material = config.materials[spec.material]
+        section = section_properties(spec.section.shape, **spec.section.dimensions())
+        shear = SHEAR_FACTORS[spec.section.shape] if spec.shear_factor is None else spec.shear_factor
+        first = layout.first[body["name"]]
+        chain = BeamChain(
+            modulus=_array(material.youngs_modulus), poisson_ratio=_array(material.poisson_ratio),
+            area=_array(section["area"]), inertia_y=_array(section["iyy"]), inertia_z=_array(section["izz"]),
+            inertia_x=_array(section["ixx"]), shear_factor_y=_array(shear), shear_factor_z=_array(shear),
+            element_length=_array(spec.length / spec.segments), mass_per_length=_array(body["mass"] / spec.length),
+            damping_ratio=_array(spec.damping_ratio), frequency_coefficient=_array(1.0),
+            segments=tuple(range(first, first + spec.segments + 1)), name=body["name"],
+        )
+        supports = []
+        for joint in config.joints:
+            clamps = joint["type"] == "fixed" or joint["name"] in driven
+            for name, point in zip(joint["bodies"], joint["points"]):
+                if name == body["name"]:
+                    index, local = layout.attach(name, point)
+                    supports.append((index - first, float(local[0]), float(local[1]), clamps))
+        count = spec.segments + 1
+        masses = layout.masses[first : first + count]
+        inertias = [float(tensor[2, 2]) for tensor in layout.inertias[first : first + count]]
+        coefficient = frequency_coefficient(chain, masses, inertias, supports)
+        chains.append(dataclasses.replace(chain, frequency_coefficient=_array(coefficient)))
+    return tuple(chains)
+
+
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     """The mechanism pytree of ``config`` (errors name the file and the key)."""
-    index = {body["name"]: i for i, body in enumerate(config.bodies)}
-    index["ground"] = GROUND
-    quaternions = [np.asarray(axis_angle_quaternion(b["axis"], b["angle"])) for b in config.bodies]
-
-    def frame(body):  # body-from-ground rotation at t = 0
-        return np.eye(3) if index[body] == GROUND else np.asarray(rotation_matrix(quaternions[index[body]])).T
-
-    def quaternion(body):
-        return np.array([1.0, 0, 0, 0]) if index[body] == GROUND else quaternions[index[body]]
+    layout = SpatialLayout(config)
+    frame, quaternion = layout.frame, layout.quaternion
 
     joints, cylinders, spheres, joint_names, clearance_names = [], [], [], [], []
     for joint in config.joints:
         body_i, body_j = joint["bodies"]
+        (index_i, point_i), (index_j, point_j) = (layout.attach(b, p) for b, p in zip(joint["bodies"], joint["points"]))
         axis = np.asarray(joint.get("axis", (0.0, 0.0, 1.0)))
         u, w = (np.asarray(v) for v in perpendicular_pair(axis))
         if joint["type"] == "cylindrical_clearance":
@@ -86,8 +184,8 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 raise ConfigError(config.source, f"joints.{joint['name']}.contact.stiffness",
                                   'use "palmgren" or a value for a cylindrical clearance joint')
             cylinders.append(CylindricalClearanceJoint(
-                index[journal], index[bearing], joint["slices"], joint["axial"] == "fixed",
-                joint["stiffness_marker"] == "palmgren", _array(joint["points"][0]), _array(joint["points"][1]),
+                index_i, index_j, joint["slices"], joint["axial"] == "fixed",
+                joint["stiffness_marker"] == "palmgren", _array(point_i), _array(point_j),
                 _array(frame(journal) @ axis), _array(frame(bearing) @ axis), _array(frame(bearing) @ u),
                 _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
                 _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
@@ -99,7 +197,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
             if joint["stiffness_marker"] == "hertz":
                 stiffness = sphere_in_sphere_stiffness(_modulus(joint), joint["socket_radius"], joint["clearance"])
             spheres.append(SphericalClearanceJoint(
-                index[body_i], index[body_j], _array(joint["points"][0]), _array(joint["points"][1]),
+                index_i, index_j, _array(point_i), _array(point_j),
                 _array(joint["socket_radius"]), _array(joint["clearance"]), _contact_law(joint["contact"], stiffness),
                 _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
                 _array(joint["contact"].stiffness_factor)))
@@ -108,7 +206,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
             q_i, q_j = quaternion(body_i), quaternion(body_j)
             relative = np.asarray(quaternion_product(q_i * np.array([1.0, -1, -1, -1]), q_j))
             joints.append(SpatialJoint(
-                joint["type"], index[body_i], index[body_j], _array(joint["points"][0]), _array(joint["points"][1]),
+                joint["type"], index_i, index_j, _array(point_i), _array(point_j),
                 _array(frame(body_i) @ axis), _array(frame(body_j) @ axis), _array(frame(body_i) @ u),
                 _array(frame(body_j) @ u), _array(relative)))
             joint_names.append(joint["name"])
@@ -117,16 +215,16 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     ideal_index = {name: i for i, name in enumerate(joint_names)}
     drivers = tuple(SpatialDriver(ideal_index[d["joint"]], d["type"], _array(d["speed"]), _array(d["torque"]), _array(0.0))
                     for d in config.drivers)
-    loads = tuple(Load(index[l["body"]], l["type"], _array(l["point"]), _array(l["value"]), _array(float(l["enabled"])))
-                  for l in config.loads)
-    positions = np.concatenate([np.concatenate([b["position"], quaternions[i]]) for i, b in enumerate(config.bodies)])
-    inertias = np.stack([np.asarray(b["inertia"]) for b in config.bodies])
+    loads = []
+    for load in config.loads:
+        index, point = layout.attach(load["body"], load["point"])
+        loads.append(Load(index, load["type"], _array(point), _array(load["value"]), _array(float(load["enabled"]))))
     mechanism = SpatialMechanism(
-        masses=_array([b["mass"] for b in config.bodies]), inertias=_array(inertias), gravity=_array(config.gravity),
-        initial_positions=_array(positions), joints=tuple(joints), cylindrical_joints=tuple(cylinders),
-        spherical_joints=tuple(spheres), loads=loads, drivers=drivers,
+        masses=_array(layout.masses), inertias=_array(np.stack(layout.inertias)), gravity=_array(config.gravity),
+        initial_positions=_array(np.concatenate(layout.positions)), joints=tuple(joints), cylindrical_joints=tuple(cylinders),
+        spherical_joints=tuple(spheres), loads=tuple(loads), drivers=drivers, beam_chains=beam_chains(config, layout),
         baumgarte_alpha=_array(config.simulation.baumgarte_alpha), baumgarte_beta=_array(config.simulation.baumgarte_beta),
-        initial_velocities=config.initial.velocities, body_names=tuple(b["name"] for b in config.bodies),
+        initial_velocities=config.initial.velocities, body_names=tuple(layout.names),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
         driver_names=tuple(d["name"] for d in config.drivers))
     return _check_redundancy(config, mechanism)
@@ -158,8 +256,11 @@ def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> Spa
 def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
     """Integration settings of ``[simulation]``, as the planar ones."""
     simulation = config.simulation
+    solver = model.resolve_solver(simulation.solver)
+    if simulation.solver == "auto" and any(body["flexible"] is not None for body in config.bodies):
+        solver = auto_solver(build_spatial(config))  # from the beam elements' rates against the contact period
     settings = dict(t_end=simulation.t_end, output_interval=simulation.output_interval,
-                    solver=model.resolve_solver(simulation.solver), rtol=simulation.rtol, atol=simulation.atol,
+                    solver=solver, rtol=simulation.rtol, atol=simulation.atol,
                     dtmax=simulation.dtmax, max_steps=simulation.max_steps)
     settings.update(changes)
     return SolverSettings(**settings)

@@ -8,6 +8,12 @@ averages);
 undeformed body) from the chord of its two end points, positive to the left of the chord
 (from the x = -L/2 end to the x = +L/2 end); ``B.axial_force_k`` (tension positive) and
 ``B.bending_moment_k`` at the cut between segments k and k + 1 (the middle of element k).
+
+On a spatial mechanism (:func:`spatial_flexible_columns`): ``B.x, B.y, B.z`` and their
+rates and accelerations (the segments' centre of mass); ``B.deflection``, the distance of
+the midpoint from the chord (unsigned); per element ``B.axial_force_k``, ``B.torque_k``,
+``B.bending_moment_y_k``, ``B.bending_moment_z_k`` (about the section's axes of segment k)
+and ``B.bending_moment_k``, their resultant.
 """
 
 from __future__ import annotations
@@ -53,6 +59,46 @@ def flexible_columns(mechanism: Mechanism, trajectory) -> dict[str, np.ndarray]:
         for k in range(len(chain.segments) - 1):
             columns[f"{chain.name}.axial_force_{k}"] = np.asarray(axial[:, k])
             columns[f"{chain.name}.bending_moment_{k}"] = np.asarray(moment[:, k])
+    return columns
+
+
+def _spatial_point(x, segment: int, local_x: float) -> np.ndarray:
+    """Ground-frame position of point ``(local_x, 0, 0)`` of a spatial segment (n, 3)."""
+    block = x[:, 7 * segment : 7 * segment + 7]
+    quaternion = block[:, 3:] / np.linalg.norm(block[:, 3:], axis=1, keepdims=True)
+    s, v = quaternion[:, :1], quaternion[:, 1:]
+    axis = np.stack([1 - 2 * (v[:, 1] ** 2 + v[:, 2] ** 2), 2 * (v[:, 0] * v[:, 1] + s[:, 0] * v[:, 2]),
+                     2 * (v[:, 0] * v[:, 2] - s[:, 0] * v[:, 1])], axis=1)  # the first column of R(q)
+    return block[:, :3] + local_x * axis
+
+
+def spatial_flexible_columns(mechanism, trajectory) -> dict[str, np.ndarray]:
+    """The columns of the flexible bodies of a spatial mechanism (see the module docstring)."""
+    from model.mechanics.spatial.beams import section_loads as spatial_section_loads
+
+    x, v, a = (np.asarray(array) for array in (trajectory.x, trajectory.v, trajectory.vdot))
+    columns: dict[str, np.ndarray] = {}
+    for chain in mechanism.beam_chains:
+        index = np.asarray(chain.segments)
+        weights = segment_masses(1.0, len(index) - 1)
+        for k, axis in enumerate("xyz"):
+            columns[f"{chain.name}.{axis}"] = x[:, 7 * index + k] @ weights
+            columns[f"{chain.name}.v{axis}"] = v[:, 6 * index + k] @ weights
+            columns[f"{chain.name}.a{axis}"] = a[:, 6 * index + k] @ weights
+        elements = len(index) - 1
+        length, quarter = elements * float(chain.element_length), float(chain.element_length) / 4.0
+        middle = holding_segment(0.0, length, elements)
+        start, end = _spatial_point(x, index[0], -quarter), _spatial_point(x, index[-1], quarter)
+        mid = _spatial_point(x, index[middle], -segment_centres(length, elements)[middle])
+        chord = (end - start) / np.linalg.norm(end - start, axis=1, keepdims=True)
+        arm = mid - start
+        columns[f"{chain.name}.deflection"] = np.linalg.norm(arm - np.sum(arm * chord, axis=1, keepdims=True) * chord, axis=1)
+        loads = jax.vmap(lambda x_, v_: spatial_section_loads(chain, x_, v_))(trajectory.x, trajectory.v)
+        for k in range(elements):
+            for kind in ("axial_force", "torque", "bending_moment_y", "bending_moment_z"):
+                columns[f"{chain.name}.{kind}_{k}"] = np.asarray(loads[kind][:, k])
+            columns[f"{chain.name}.bending_moment_{k}"] = np.hypot(columns[f"{chain.name}.bending_moment_y_{k}"],
+                                                                   columns[f"{chain.name}.bending_moment_z_{k}"])
     return columns
 
 

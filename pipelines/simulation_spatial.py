@@ -19,7 +19,8 @@ from model.mechanics.spatial import SpatialMechanism, initial_state, without_red
 from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
-from .build_spatial import build_spatial, spatial_settings
+from .build_spatial import SpatialLayout, build_spatial, spatial_settings
+from .flexible_outputs import flexible_summary, spatial_flexible_columns
 from .config.spatial import SpatialConfig
 
 
@@ -102,6 +103,7 @@ def spatial_timeseries(mechanism: SpatialMechanism, trajectory: SpatialTrajector
             columns[f"{name}.{label}"] = path[:, k]
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
+    columns.update(spatial_flexible_columns(mechanism, trajectory))
     return pd.DataFrame(columns)
 
 
@@ -116,6 +118,8 @@ def spatial_summary(run: SpatialRun) -> dict:
         data[f"{name}.max_penetration_over_clearance"] = float(
             np.max(np.asarray(trajectory.penetration[:, k])) / float(run.mechanism.clearance_joints[k].clearance))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
+    if run.mechanism.beam_chains:
+        data.update(flexible_summary(run.mechanism, spatial_flexible_columns(run.mechanism, trajectory)))
     if run.ideal is not None:
         data["ideal"] = {n: float(v) for n, v in spatial_summary_metrics(run.ideal_mechanism, run.ideal).items()}
         data["ideal"]["max_constraint_violation"] = float(np.max(np.asarray(run.ideal.constraint_violation)))
@@ -123,14 +127,15 @@ def spatial_summary(run: SpatialRun) -> dict:
 
 
 def tracked_point_paths(run: SpatialRun, trajectory: SpatialTrajectory) -> dict[str, np.ndarray]:
-    """Ground-frame positions (times x 3, m) of the config's ``[[tracked_points]]``."""
-    index = {name: b for b, name in enumerate(run.mechanism.body_names)}
+    """Ground-frame positions (times x 3, m) of the config's ``[[tracked_points]]`` (on a
+    flexible body: carried by the segment that holds the point)."""
+    layout = SpatialLayout(run.config)
     x = np.asarray(trajectory.x)
     paths = {}
     for point in run.config.tracked_points:
-        b = index[point["body"]]
+        b, local = layout.attach(point["body"], point["point"])
         rotations = jax.vmap(rotation_matrix)(jnp.asarray(x[:, 7 * b + 3 : 7 * b + 7]))
-        paths[point["name"]] = x[:, 7 * b : 7 * b + 3] + np.asarray(rotations @ jnp.asarray(point["point"]))
+        paths[point["name"]] = x[:, 7 * b : 7 * b + 3] + np.asarray(rotations @ jnp.asarray(local))
     return paths
 
 

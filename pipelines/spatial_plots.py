@@ -135,4 +135,9 @@ def plot_all(run, out: Path) -> list[str]:
     if run.mechanism.clearance_names:
         for plot in (plot_end_forces, plot_orbits, plot_friction):
             names += plot(run, out)
+    if run.mechanism.beam_chains:
+        from .flexible_outputs import plot_flexible, spatial_flexible_columns
+
+        columns = {"t": np.asarray(run.trajectory.t), **spatial_flexible_columns(run.mechanism, run.trajectory)}
+        names += [Path(path).name for path in plot_flexible(run.mechanism, columns, out)]
     return names

@@ -60,6 +60,8 @@ def structural_rate(mechanism: Mechanism) -> float:
     bodies. Host-side (NumPy), on a concrete mechanism."""
     rate = 0.0
     masses, inertias = np.asarray(mechanism.masses), np.asarray(mechanism.inertias)
+    if inertias.ndim == 3:  # spatial: the in-plane chain (about the segments' z axes) carries the axial modes
+        inertias = inertias[:, 2, 2]
     for chain in mechanism.beam_chains:
         index = np.asarray(chain.segments)
         omega = highest_frequency(chain, masses[index], inertias[index])

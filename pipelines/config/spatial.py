@@ -30,6 +30,7 @@ from ..errors import ConfigError
 from ..units import si_unit, to_si
 from .loading import load_toml
 from .mechanism import Contact, Friction, Initial, Lubrication, Material, Simulation
+from .flexible import END_TOLERANCE, Flexible
 from .paths import OVERRIDE_SOURCE, _apply_overrides, set_by_path
 from .summary import _summarise_value
 
@@ -191,9 +192,14 @@ class _Reader:
             self.fail(f"{key}.{where}" if where else key, first["msg"])
 
 
+BODY_KEYS = ("name", "mass", "inertia", "position", "rotation", "flexible")
+
+
 def _body(reader: _Reader, raw: dict, index: int) -> dict:
     name = raw.get("name") or reader.fail(f"bodies.{index}.name", "missing")
     key = f"bodies.{name}"
+    for unknown in set(raw) - set(BODY_KEYS):
+        reader.fail(f"{key}.{unknown}", f"unknown key; a body has {', '.join(BODY_KEYS)}")
     inertia = raw.get("inertia")
     if isinstance(inertia, list) and len(inertia) == 3 and all(isinstance(row, list) for row in inertia):
         tensor = [reader.vector(row, "inertia", f"{key}.inertia[{i}]") for i, row in enumerate(inertia)]
@@ -209,8 +215,27 @@ def _body(reader: _Reader, raw: dict, index: int) -> dict:
     mass = to_si(raw.get("mass"), "mass", reader.source, f"{key}.mass")
     if not mass > 0:
         reader.fail(f"{key}.mass", "must be > 0")
+    flexible = reader.section(Flexible, raw["flexible"], f"{key}.flexible") if "flexible" in raw else None
     return Entry(name=name, mass=mass, inertia=tensor, position=reader.vector(raw.get("position"), "length", f"{key}.position"),
-                axis=axis, angle=angle)
+                axis=axis, angle=angle, flexible=flexible)
+
+
+def _check_flexible_bodies(reader: _Reader, bodies: list, joints: list, loads: list, tracked: list, materials: dict) -> None:
+    """A flexible body's material exists, and every point attached to it lies on its length
+    (x of its frame within -length/2 .. length/2)."""
+    flexible = {body["name"]: body["flexible"] for body in bodies if body["flexible"] is not None}
+    for name, spec in flexible.items():
+        if spec.material not in materials:
+            reader.fail(f"bodies.{name}.flexible.material", f"unknown material {spec.material!r}")
+    attached = [(body, point, f"joints.{joint['name']}.points") for joint in joints
+                for body, point in zip(joint["bodies"], joint["points"])]
+    attached += [(load["body"], load["point"], f"loads.{load['name']}.point") for load in loads]
+    attached += [(entry["body"], entry["point"], f"tracked_points.{entry['name']}.point") for entry in tracked]
+    for body, point, key in attached:
+        spec = flexible.get(body)
+        if spec is not None and abs(point[0]) > spec.length / 2.0 * (1.0 + END_TOLERANCE):
+            reader.fail(key, f"x = {point[0]:g} m is outside the length of flexible body {body!r} "
+                             f"(-{spec.length / 2.0:g} m to {spec.length / 2.0:g} m)")
 
 
 def _contact(reader: _Reader, raw: dict, key: str) -> tuple[Any, str | None]:
@@ -337,6 +362,7 @@ def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
     drivers = [_driver(reader, d, i, {j["name"]: j["type"] for j in joints}) for i, d in enumerate(raw.get("drivers", []))]
     loads = [_load(reader, load, i, names) for i, load in enumerate(raw.get("loads", []))]
     tracked = [_tracked_point(reader, p, i, names) for i, p in enumerate(raw.get("tracked_points", []))]
+    _check_flexible_bodies(reader, bodies, joints, loads, tracked, materials)
     return SpatialConfig(
         name=str(raw.get("name", "mechanism")), source=str(source), raw=raw,
         gravity=reader.vector(raw.get("gravity", ["0 m/s^2"] * 3), "acceleration", "gravity"), materials=materials,

@@ -2,6 +2,8 @@
 straight beam, against beam theory and against the planar chain (an independent
 formulation), and their forces against the strain energy."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -31,17 +33,19 @@ def spatial_beam(elements: int = ELEMENTS, damping_ratio: float = 0.0) -> Spatia
     return SpatialMechanism(
         masses=jnp.asarray(segment_masses(MASS, elements)), inertias=jnp.asarray(inertias), gravity=jnp.zeros(3),
         initial_positions=jnp.asarray(positions), joints=(), cylindrical_joints=(), spherical_joints=(), loads=(),
-        drivers=(), beam_chains=(beam_chain(elements, damping_ratio=damping_ratio),), initial_velocities="zero",
+        drivers=(), beam_chains=(dataclasses.replace(beam_chain(elements, damping_ratio=damping_ratio), name="s"),),
+        initial_velocities="zero",
         body_names=tuple(f"s{k}" for k in range(count)),
     )
 
 
 def turned(x, twist):
-    """``x`` moved by a twist ``[dr, dtheta]`` per body (first order in the twist)."""
+    """``x`` moved by a twist ``[dr, dtheta]`` per body (first order in the twist, unit quaternions)."""
     blocks, twist = x.reshape(-1, 7), twist.reshape(-1, 6)
     q, w = blocks[:, 3:], 0.5 * twist[:, 3:]
     rate = jnp.concatenate([-(w * q[:, 1:]).sum(1, keepdims=True), q[:, :1] * w + jnp.cross(w, q[:, 1:])], axis=1)
-    return jnp.concatenate([blocks[:, :3] + twist[:, :3], q + rate], axis=1).reshape(-1)
+    turned_q = (q + rate) / jnp.linalg.norm(q + rate, axis=1, keepdims=True)  # unit, as the engine keeps them
+    return jnp.concatenate([blocks[:, :3] + twist[:, :3], turned_q], axis=1).reshape(-1)
 
 
 def linearised(mechanism: SpatialMechanism) -> tuple[np.ndarray, np.ndarray]:
