@@ -297,7 +297,8 @@ def _joint_leaf(mechanism: SpatialMechanism, name: str, key: str, path: str, sou
 def spatial_parameter_leaf(mechanism: SpatialMechanism, path: str, source: str = "config"
                            ) -> tuple[Callable, Callable]:
     """``(get, set)`` for the array leaf of a spatial mechanism addressed by dotted config
-    ``path`` (as :func:`pipelines.build.parameter_leaf`): ``bodies.B.mass``,
+    ``path`` (as :func:`pipelines.build.parameter_leaf`): ``bodies.B.mass`` (a rigid body),
+    ``bodies.B.flexible.damping_ratio``,
     ``joints.J.<key>`` (clearance, contact and friction values; bearing radius, length and
     film of a cylindrical joint), ``drivers.D.speed``/``torque``,
     ``simulation.baumgarte_alpha``/``baumgarte_beta``. ``slices`` and the laws are discrete
@@ -305,7 +306,11 @@ def spatial_parameter_leaf(mechanism: SpatialMechanism, path: str, source: str =
     section, _, rest = path.partition(".")
     name, _, key = rest.partition(".")
     leaf = None
-    if section == "bodies" and name in mechanism.body_names and key == "mass":
+    chains = [chain.name for chain in mechanism.beam_chains]
+    if section == "bodies" and name in chains and key == "flexible.damping_ratio":
+        index = chains.index(name)
+        leaf = _leaf(lambda m: m.beam_chains[index].damping_ratio)
+    elif section == "bodies" and name in mechanism.body_names and key == "mass":
         index = mechanism.body_names.index(name)
         leaf = (lambda m: m.masses[index],
                 lambda m, value: eqx.tree_at(lambda m_: m_.masses, m, m.masses.at[index].set(value)))

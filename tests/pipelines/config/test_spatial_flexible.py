@@ -84,3 +84,18 @@ def test_tip_vibration_in_the_plane_matches_the_planar_engine():
     np.testing.assert_allclose(spatial.body_positions[:, -1, 1], tip_y, rtol=0, atol=1e-6 * np.ptp(tip_y))
     # square section: the 5 N along +z gives minus half the 10 N along -y's deflection
     np.testing.assert_allclose(spatial.body_positions[:, -1, 2], -0.5 * tip_y, rtol=0, atol=1e-6 * np.ptp(tip_y))
+
+
+def test_damping_ratio_is_a_continuous_path():
+    """``bodies.B.flexible.damping_ratio`` reads and writes the chain's leaf, as in the planar
+    engine, so sweeps and derivatives take it; a flexible body's mass is not one leaf."""
+    from pipelines.build import ParameterMap, parameter_leaf
+
+    mechanism = build_mechanism(load_mechanism(SPATIAL))
+    get, set_ = parameter_leaf(mechanism, "bodies.beam.flexible.damping_ratio")
+    assert float(get(mechanism)) == pytest.approx(0.05)
+    assert float(set_(mechanism, 0.1).beam_chains[0].damping_ratio) == pytest.approx(0.1)
+    assert float(ParameterMap(mechanism, ["bodies.beam.flexible.damping_ratio"]).apply(mechanism, np.array([0.2]))
+                 .beam_chains[0].rayleigh_beta()) == pytest.approx(4.0 * float(mechanism.beam_chains[0].rayleigh_beta()))
+    with pytest.raises(ConfigError):
+        parameter_leaf(mechanism, "bodies.beam.mass")
