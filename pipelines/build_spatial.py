@@ -227,7 +227,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
         initial_velocities=config.initial.velocities, body_names=tuple(layout.names),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
         driver_names=tuple(d["name"] for d in config.drivers))
-    return _check_redundancy(config, mechanism)
+    return _with_ideal_rows(_check_redundancy(config, mechanism))
 
 
 @jax.jit
@@ -251,6 +251,20 @@ def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> Spa
     if redundant_joints(mechanism, x0):
         return without_redundant_rows(mechanism, x0)
     return mechanism
+
+
+def _with_ideal_rows(mechanism: SpatialMechanism) -> SpatialMechanism:
+    """Record which rows of the ideal twin are independent at its initial pose: a clearance
+    joint made ideal often closes a loop redundantly (a planar loop of spatial revolute
+    joints), and every user of ``idealised()`` (the simulate command's ideal run, the design
+    metrics against the ideal mechanism) then solves a regular system."""
+    twin = mechanism.idealised()
+    if not twin.joints:
+        return mechanism
+    x0 = np.asarray(_initial_positions(twin))
+    if not redundant_joints(twin, x0):
+        return mechanism
+    return dataclasses.replace(mechanism, ideal_kept_rows=without_redundant_rows(twin, x0).kept_rows)
 
 
 def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:

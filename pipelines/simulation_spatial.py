@@ -15,7 +15,7 @@ import model
 from model.integrate.settings import SolverSettings
 from model.integrate.trajectory import SpatialTrajectory
 from model.geometry.quaternion import rotation_matrix
-from model.mechanics.spatial import SpatialMechanism, initial_state, without_redundant_rows
+from model.mechanics.spatial import SpatialMechanism
 from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
@@ -37,13 +37,6 @@ class SpatialRun:
     status: str
 
 
-def ideal_twin(mechanism: SpatialMechanism) -> SpatialMechanism:
-    """Clearance joints replaced by ideal ones, dependent rows removed at the initial pose
-    (``model/mechanics/spatial/redundancy.py``)."""
-    twin = mechanism.idealised()
-    return without_redundant_rows(twin, initial_state(twin).x)
-
-
 def _status(trajectory: SpatialTrajectory) -> str:
     message = model.result_message(int(trajectory.result))
     if message != "ok":
@@ -61,7 +54,7 @@ def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> Sp
     done = time.perf_counter()
     ideal = twin = None
     if with_ideal and mechanism.clearance_joints:
-        twin = ideal_twin(mechanism)
+        twin = mechanism.idealised()  # without the twin's redundant rows (found at build time)
         ideal = jax.jit(model.simulate, static_argnums=1)(twin, settings)
     return SpatialRun(config, mechanism, settings, trajectory, ideal, twin, compiled_at - start, done - compiled_at,
                       _status(trajectory))

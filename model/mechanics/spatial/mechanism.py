@@ -183,6 +183,9 @@ class SpatialMechanism(AbstractMechanism):
     driver_names: tuple[str, ...] = eqx.field(static=True, default=())
     # rows of the constraint vector kept (None: all); set by ``without_redundant_rows``
     kept_rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
+    # the rows the ideal twin keeps (its clearance joints made ideal often close a loop
+    # redundantly); set at build time, used by ``idealised``
+    ideal_kept_rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
 
     @property
     def num_bodies(self) -> int:
@@ -200,7 +203,8 @@ class SpatialMechanism(AbstractMechanism):
     def idealised(self, with_offsets: bool = False) -> "SpatialMechanism":
         """Clearance joints replaced by ideal ones: a cylindrical clearance joint by a
         cylindrical joint (``axial_fixed``: a revolute joint), a spherical one by a
-        spherical joint. ``with_offsets`` keeps the initial eccentricities."""
+        spherical joint, keeping the independent rows found at build time
+        (``ideal_kept_rows``). ``with_offsets`` keeps the initial eccentricities."""
         extra = []
         for joint in self.cylindrical_joints:
             offset = joint.initial_eccentricity[0] * joint.bearing_u + joint.initial_eccentricity[1] * joint.bearing_w
@@ -216,7 +220,8 @@ class SpatialMechanism(AbstractMechanism):
                 jnp.array([1.0, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0]),
                 joint.initial_eccentricity if with_offsets else jnp.zeros(3)))
         return dataclasses.replace(self, joints=self.joints + tuple(extra), cylindrical_joints=(),
-                                   spherical_joints=(), clearance_names=(), kept_rows=None)
+                                   spherical_joints=(), clearance_names=(), kept_rows=self.ideal_kept_rows,
+                                   ideal_kept_rows=None)
 
     def initial_state(self):
         from .dynamics import initial_state

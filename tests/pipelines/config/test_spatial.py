@@ -1,5 +1,6 @@
 """The spatial mechanism format: the example files load, bad input is one error naming the key."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,26 @@ def test_redundant_user_constraints_are_named():
     with pytest.raises(ConfigError) as error:
         build_spatial(config)
     assert "redundant" in error.value.message and error.value.key == "joints"
+
+
+def test_ideal_twin_keeps_independent_rows():
+    """The slider-crank's pin made ideal closes the planar loop with a spatial revolute joint,
+    which repeats out-of-plane rows; the build records the independent ones, so every
+    ``idealised()`` twin (the simulate command's ideal run, the design metrics) is regular."""
+    import numpy as np
+
+    from model.mechanics.spatial import initial_state
+    from model.mechanics.spatial.constraints import constraint_jacobian
+    from model.mechanics.spatial.redundancy import redundant_joints
+    from pipelines.build_spatial import build_spatial
+
+    mechanism = build_spatial(load_mechanism(CRANK))
+    twin = mechanism.idealised()
+    x0 = initial_state(twin).x
+    assert twin.kept_rows is not None and redundant_joints(twin, x0) == []
+    jacobian = np.asarray(constraint_jacobian(twin, x0, 0.0))
+    assert np.linalg.matrix_rank(jacobian) == jacobian.shape[0]
+    assert redundant_joints(dataclasses.replace(twin, kept_rows=None), x0)  # without the record it is redundant
 
 
 LUBRICATION_TABLE = '''

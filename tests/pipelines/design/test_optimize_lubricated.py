@@ -15,6 +15,8 @@ BOUND = 4000.0  # N, the config's limit on pin.max_normal_force
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # 50 s; the default run keeps the dry optimize run (test_optimize_cli.py) and the
+# lubricated solves and their viscosity derivative (tests/model/lubrication/test_engine.py)
 def test_lubricated_tolerance_design_is_verified_feasible(tmp_path):
     code = main([
         "optimize", str(CONFIG), "--set", "simulation.t_end=3 ms", "--samples", "2", "--iterations", "2",

@@ -32,6 +32,9 @@ atol = 1e-13
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # 40 s; the default run keeps the same derivative through one solve
+# (tests/model/lubrication/test_engine.py) and the sweep's derivative columns on dry paths
+# (tests/sweep/test_sensitivity.py)
 def test_viscosity_derivative_matches_central_difference(tmp_path):
     shutil.copy(CONFIGS / "flores_lubricated.toml", tmp_path)
     values = ", ".join(f'"{v!r} Pa*s"' for v in (VISCOSITY - STEP, VISCOSITY, VISCOSITY + STEP))
