@@ -150,10 +150,18 @@ def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array
 
 
 def body_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
-    """``B.max_abs_a<axis>`` (m/s^2) of every body, along each ground axis of the mechanism."""
+    """``B.max_abs_a<axis>`` (m/s^2) of every body, along each ground axis of the mechanism;
+    a flexible body's from the acceleration of its segments' centre of mass (its segments
+    ``B[k]`` have their own)."""
     accelerations = trajectory.body_accelerations
+    names = list(mechanism.body_names)
+    for chain in mechanism.beam_chains:
+        index = jnp.asarray(chain.segments)
+        weights = mechanism.masses[index] / jnp.sum(mechanism.masses[index])
+        accelerations = jnp.concatenate([accelerations, jnp.einsum("tbd,b->td", accelerations[:, index], weights)[:, None]], axis=1)
+        names.append(chain.name)
     return {
         f"{name}.max_abs_a{axis}": jnp.max(jnp.abs(accelerations[:, b, index]))
-        for b, name in enumerate(mechanism.body_names)
+        for b, name in enumerate(names)
         for index, axis in enumerate(AXES[: mechanism.dimension])
     }
