@@ -1,0 +1,28 @@
+"""Calibration of a structural parameter: the flexible rod's damping ratio recovered from a
+record made by the same model with another noise draw."""
+
+import json
+import shutil
+
+import pytest
+
+from pipelines.calibration.synthesize import synthesize
+from pipelines.cli import main
+
+from tests.helpers import CONFIGS
+
+PATH = "bodies.conrod.flexible.damping_ratio"
+
+
+@pytest.mark.slow
+@pytest.mark.validation  # about a minute of forward-mode compiles through the flexible model; the default run
+# keeps the damping ratio as a continuous path (the sweep and parameter-map tests) and the contact fits
+def test_recovers_the_damping_ratio(tmp_path):
+    for name in ("flores_flexible.toml", "calibrate_damping.toml"):
+        shutil.copy(CONFIGS / name, tmp_path / name)
+    config = tmp_path / "calibrate_damping.toml"
+    frame, _ = synthesize(config, {PATH: 0.02}, noise_fraction=0.02, seed=11)
+    frame.to_csv(tmp_path / "calibrate_damping_measured.csv", index=False)
+    assert main(["calibrate", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    result = json.loads((tmp_path / "out" / "calibration.json").read_text())
+    assert result["parameters"][PATH] == pytest.approx(0.02, rel=0.05)
