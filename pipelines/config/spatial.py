@@ -14,8 +14,9 @@ and ``spherical_clearance`` (``socket_radius``, ``clearance``, ``materials``,
 writes their ground-frame positions ``P.x P.y P.z`` and plots their paths against the ideal
 twin (``pipelines/spatial_plots.py``).
 
-Contact length rule: ``0 < length <= 2 m``. Bodies carry no geometric extent in this format
-(mass, inertia and points only), so the length cannot be checked against a body's size.
+Contact length rule: ``0 < length <= 2 m``, and no longer than a flexible body it sits on.
+Rigid bodies carry no geometric extent in this format (mass, inertia and points only), so
+the length cannot be checked against their size.
 """
 
 from __future__ import annotations
@@ -236,6 +237,13 @@ def _check_flexible_bodies(reader: _Reader, bodies: list, joints: list, loads: l
         if spec is not None and abs(point[0]) > spec.length / 2.0 * (1.0 + END_TOLERANCE):
             reader.fail(key, f"x = {point[0]:g} m is outside the length of flexible body {body!r} "
                              f"(-{spec.length / 2.0:g} m to {spec.length / 2.0:g} m)")
+    for joint in joints:
+        if joint["type"] != "cylindrical_clearance":
+            continue
+        lengths = [flexible[body].length for body in joint["bodies"] if body in flexible]
+        if lengths and joint["length"] > min(lengths) * (1.0 + END_TOLERANCE):
+            reader.fail(f"joints.{joint['name']}.length", f"{joint['length']:g} m is longer than the flexible body it "
+                                                          f"sits on ({min(lengths):g} m)")
 
 
 def _contact(reader: _Reader, raw: dict, key: str) -> tuple[Any, str | None]:

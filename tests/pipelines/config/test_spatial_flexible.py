@@ -99,3 +99,11 @@ def test_damping_ratio_is_a_continuous_path():
                  .beam_chains[0].rayleigh_beta()) == pytest.approx(4.0 * float(mechanism.beam_chains[0].rayleigh_beta()))
     with pytest.raises(ConfigError):
         parameter_leaf(mechanism, "bodies.beam.mass")
+
+
+def test_contact_length_fits_the_flexible_body():
+    path = CONFIGS / "double_link_flexible.toml"
+    with pytest.raises(ConfigError) as caught:
+        load_mechanism(path, ['joints.joint1.length="400 mm"'])
+    assert caught.value.key == "joints.joint1.length" and "0.3 m" in caught.value.message
+    assert load_mechanism(path, ['joints.joint1.length="290 mm"']).joints[0]["length"] == pytest.approx(0.29)
