@@ -9,7 +9,7 @@ undeformed body) from the chord of its two end points, positive to the left of t
 (from the x = -L/2 end to the x = +L/2 end); ``B.axial_force_k`` (tension positive) and
 ``B.bending_moment_k`` at the cut between segments k and k + 1 (the middle of element k).
 
-On a spatial mechanism (:func:`spatial_flexible_columns`): ``B.x, B.y, B.z`` and their
+On a spatial mechanism: ``B.x, B.y, B.z`` and their
 rates and accelerations (the segments' centre of mass); ``B.deflection``, the distance of
 the midpoint from the chord (unsigned); per element ``B.axial_force_k``, ``B.torque_k``,
 ``B.bending_moment_y_k``, ``B.bending_moment_z_k`` (about the section's axes of segment k)
@@ -21,8 +21,9 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from model.geometry.quaternion import rotation_matrix
 from model.mechanics.flexible import section_loads
-from model.mechanics.mechanism import Mechanism
+from model.mechanics.interface import AbstractMechanism
 from model.mechanics.segmentation import holding_segment, segment_centres, segment_masses
 
 
@@ -32,20 +33,29 @@ def _point(q, segment: int, local_x: float) -> np.ndarray:
     return np.stack([x + local_x * np.cos(theta), y + local_x * np.sin(theta)], axis=1)
 
 
-def midpoint_deflection(q: np.ndarray, segments: tuple[int, ...], element_length: float) -> np.ndarray:
-    """Signed distance (m) of the midpoint from the chord of the end points, per sample."""
+def _chord_nodes(segments: tuple[int, ...], element_length: float) -> list[tuple[int, float]]:
+    """``(segment, local x)`` of the body's two ends and its midpoint (x = 0 of the
+    undeformed body), the points the deflection is measured between."""
     elements = len(segments) - 1
     quarter = element_length / 4.0
-    start, end = _point(q, segments[0], -quarter), _point(q, segments[-1], quarter)
     middle = holding_segment(0.0, elements * element_length, elements)
     centre = segment_centres(elements * element_length, elements)[middle]
-    mid = _point(q, segments[middle], -centre)
+    return [(segments[0], -quarter), (segments[-1], quarter), (segments[middle], -centre)]
+
+
+def midpoint_deflection(q: np.ndarray, segments: tuple[int, ...], element_length: float) -> np.ndarray:
+    """Signed distance (m) of the midpoint from the chord of the end points, per sample."""
+    start, end, mid = (_point(q, segment, local) for segment, local in _chord_nodes(segments, element_length))
     chord = end - start
     arm = mid - start
     return (chord[:, 0] * arm[:, 1] - chord[:, 1] * arm[:, 0]) / np.linalg.norm(chord, axis=1)
 
 
-def flexible_columns(mechanism: Mechanism, trajectory) -> dict[str, np.ndarray]:
+def flexible_columns(mechanism: AbstractMechanism, trajectory) -> dict[str, np.ndarray]:
+    """The columns of the flexible bodies of a planar or spatial mechanism (see the module
+    docstring)."""
+    if mechanism.dimension == 3:
+        return _spatial_columns(mechanism, trajectory)
     q, qd, qdd = (np.asarray(a) for a in (trajectory.q, trajectory.qd, trajectory.qdd))
     columns: dict[str, np.ndarray] = {}
     for chain in mechanism.beam_chains:
@@ -65,15 +75,11 @@ def flexible_columns(mechanism: Mechanism, trajectory) -> dict[str, np.ndarray]:
 def _spatial_point(x, segment: int, local_x: float) -> np.ndarray:
     """Ground-frame position of point ``(local_x, 0, 0)`` of a spatial segment (n, 3)."""
     block = x[:, 7 * segment : 7 * segment + 7]
-    quaternion = block[:, 3:] / np.linalg.norm(block[:, 3:], axis=1, keepdims=True)
-    s, v = quaternion[:, :1], quaternion[:, 1:]
-    axis = np.stack([1 - 2 * (v[:, 1] ** 2 + v[:, 2] ** 2), 2 * (v[:, 0] * v[:, 1] + s[:, 0] * v[:, 2]),
-                     2 * (v[:, 0] * v[:, 2] - s[:, 0] * v[:, 1])], axis=1)  # the first column of R(q)
+    axis = np.asarray(jax.vmap(rotation_matrix)(block[:, 3:]))[:, :, 0]
     return block[:, :3] + local_x * axis
 
 
-def spatial_flexible_columns(mechanism, trajectory) -> dict[str, np.ndarray]:
-    """The columns of the flexible bodies of a spatial mechanism (see the module docstring)."""
+def _spatial_columns(mechanism, trajectory) -> dict[str, np.ndarray]:
     from model.mechanics.spatial.beams import section_loads as spatial_section_loads
 
     x, v, a = (np.asarray(array) for array in (trajectory.x, trajectory.v, trajectory.vdot))
@@ -86,10 +92,8 @@ def spatial_flexible_columns(mechanism, trajectory) -> dict[str, np.ndarray]:
             columns[f"{chain.name}.v{axis}"] = v[:, 6 * index + k] @ weights
             columns[f"{chain.name}.a{axis}"] = a[:, 6 * index + k] @ weights
         elements = len(index) - 1
-        length, quarter = elements * float(chain.element_length), float(chain.element_length) / 4.0
-        middle = holding_segment(0.0, length, elements)
-        start, end = _spatial_point(x, index[0], -quarter), _spatial_point(x, index[-1], quarter)
-        mid = _spatial_point(x, index[middle], -segment_centres(length, elements)[middle])
+        start, end, mid = (_spatial_point(x, segment, local)
+                           for segment, local in _chord_nodes(chain.segments, float(chain.element_length)))
         chord = (end - start) / np.linalg.norm(end - start, axis=1, keepdims=True)
         arm = mid - start
         columns[f"{chain.name}.deflection"] = np.linalg.norm(arm - np.sum(arm * chord, axis=1, keepdims=True) * chord, axis=1)
@@ -102,7 +106,7 @@ def spatial_flexible_columns(mechanism, trajectory) -> dict[str, np.ndarray]:
     return columns
 
 
-def flexible_summary(mechanism: Mechanism, columns: dict[str, np.ndarray]) -> dict[str, float]:
+def flexible_summary(mechanism: AbstractMechanism, columns: dict[str, np.ndarray]) -> dict[str, float]:
     """``B.max_abs_deflection`` (m), ``B.max_abs_bending_moment`` (N m), ``B.max_abs_axial_force`` (N)."""
     summary: dict[str, float] = {}
     for chain in mechanism.beam_chains:
@@ -114,7 +118,7 @@ def flexible_summary(mechanism: Mechanism, columns: dict[str, np.ndarray]) -> di
     return summary
 
 
-def plot_flexible(mechanism: Mechanism, columns: dict[str, np.ndarray], out_dir) -> list[str]:
+def plot_flexible(mechanism: AbstractMechanism, columns: dict[str, np.ndarray], out_dir) -> list[str]:
     """``<B>_deflection.png``: midpoint deflection and the peak bending moment over time."""
     import matplotlib
 

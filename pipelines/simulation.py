@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import dataclass
@@ -40,6 +41,12 @@ class SimulationRun:
     compile_seconds: float
     run_seconds: float
     status: str  # "ok" or why the solve failed
+
+    @functools.cached_property
+    def flexible_columns(self) -> dict[str, np.ndarray]:
+        """The flexible bodies' output columns (computed once: the timeseries, the summary
+        and the plot all read them)."""
+        return flexible_columns(self.mechanism, self.trajectory)
 
 
 def check_initial_positions(config: MechanismConfig, mechanism: Mechanism) -> None:
@@ -103,8 +110,9 @@ def run_simulation(config: MechanismConfig, with_ideal: bool = True, **settings_
                          trajectory_status(trajectory))
 
 
-def timeseries_frame(mechanism: Mechanism, trajectory: Trajectory) -> pd.DataFrame:
+def timeseries_frame(run: SimulationRun) -> pd.DataFrame:
     """The contract's ``timeseries.parquet`` columns (SI units)."""
+    mechanism, trajectory = run.mechanism, run.trajectory
     columns: dict[str, np.ndarray] = {"t": np.asarray(trajectory.t)}
     q, qd, qdd = (np.asarray(a) for a in (trajectory.q, trajectory.qd, trajectory.qdd))
     for b, name in enumerate(mechanism.body_names):
@@ -121,7 +129,7 @@ def timeseries_frame(mechanism: Mechanism, trajectory: Trajectory) -> pd.DataFra
         columns[f"{name}.slip_velocity"] = np.asarray(trajectory.slip_velocity[:, k])
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
-    columns.update(flexible_columns(mechanism, trajectory))
+    columns.update(run.flexible_columns)
     return pd.DataFrame(columns)
 
 
@@ -153,7 +161,7 @@ def summary(run: SimulationRun) -> dict:
         data[f"{name}.max_penetration_over_clearance"] = float(
             np.max(np.asarray(trajectory.penetration[:, k])) / float(mechanism.clearance_joints[k].clearance)
         )
-    data.update(flexible_summary(mechanism, flexible_columns(mechanism, trajectory)))
+    data.update(flexible_summary(mechanism, run.flexible_columns))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.ideal is not None:
         data["ideal"] = {

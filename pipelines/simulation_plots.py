@@ -112,8 +112,8 @@ def plot_simulation(run: SimulationRun, out: Path) -> list[str]:
         plot_driver_torques(run, out)
         names.append("driver_torque.png")
     if run.mechanism.beam_chains:
-        from .flexible_outputs import flexible_columns, plot_flexible
+        from .flexible_outputs import plot_flexible
 
-        columns = {"t": np.asarray(run.trajectory.t), **flexible_columns(run.mechanism, run.trajectory)}
+        columns = {"t": np.asarray(run.trajectory.t), **run.flexible_columns}
         names += [Path(path).name for path in plot_flexible(run.mechanism, columns, out)]
     return names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
 from .build_spatial import SpatialLayout, build_spatial, spatial_settings
-from .flexible_outputs import flexible_summary, spatial_flexible_columns
+from .flexible_outputs import flexible_columns, flexible_summary
 from .config.spatial import SpatialConfig
 
 
@@ -35,6 +36,12 @@ class SpatialRun:
     compile_seconds: float
     run_seconds: float
     status: str
+
+    @functools.cached_property
+    def flexible_columns(self) -> dict[str, np.ndarray]:
+        """The flexible bodies' output columns (computed once: the timeseries, the summary
+        and the plot all read them)."""
+        return flexible_columns(self.mechanism, self.trajectory)
 
 
 def _status(trajectory: SpatialTrajectory) -> str:
@@ -60,11 +67,11 @@ def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> Sp
                       _status(trajectory))
 
 
-def spatial_timeseries(mechanism: SpatialMechanism, trajectory: SpatialTrajectory,
-                       tracked: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+def spatial_timeseries(run: SpatialRun, tracked: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """``B.x .. B.az`` per body, ``J.ex .. J.slip_velocity`` per clearance joint, the end
     orbits ``J.ex_a J.ey_a J.ex_b J.ey_b`` per cylindrical joint and ``P.x P.y P.z`` per
-    tracked point (SI)."""
+    tracked point, and the flexible bodies' columns (SI)."""
+    mechanism, trajectory = run.mechanism, run.trajectory
     columns: dict[str, np.ndarray] = {"t": np.asarray(trajectory.t)}
     x, v, a = (np.asarray(array) for array in (trajectory.x, trajectory.v, trajectory.vdot))
     for b, name in enumerate(mechanism.body_names):
@@ -96,7 +103,7 @@ def spatial_timeseries(mechanism: SpatialMechanism, trajectory: SpatialTrajector
             columns[f"{name}.{label}"] = path[:, k]
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
-    columns.update(spatial_flexible_columns(mechanism, trajectory))
+    columns.update(run.flexible_columns)
     return pd.DataFrame(columns)
 
 
@@ -112,7 +119,7 @@ def spatial_summary(run: SpatialRun) -> dict:
             np.max(np.asarray(trajectory.penetration[:, k])) / float(run.mechanism.clearance_joints[k].clearance))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.mechanism.beam_chains:
-        data.update(flexible_summary(run.mechanism, spatial_flexible_columns(run.mechanism, trajectory)))
+        data.update(flexible_summary(run.mechanism, run.flexible_columns))
     if run.ideal is not None:
         data["ideal"] = {n: float(v) for n, v in spatial_summary_metrics(run.ideal_mechanism, run.ideal).items()}
         data["ideal"]["max_constraint_violation"] = float(np.max(np.asarray(run.ideal.constraint_violation)))

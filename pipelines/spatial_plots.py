@@ -136,8 +136,8 @@ def plot_all(run, out: Path) -> list[str]:
         for plot in (plot_end_forces, plot_orbits, plot_friction):
             names += plot(run, out)
     if run.mechanism.beam_chains:
-        from .flexible_outputs import plot_flexible, spatial_flexible_columns
+        from .flexible_outputs import plot_flexible
 
-        columns = {"t": np.asarray(run.trajectory.t), **spatial_flexible_columns(run.mechanism, run.trajectory)}
+        columns = {"t": np.asarray(run.trajectory.t), **run.flexible_columns}
         names += [Path(path).name for path in plot_flexible(run.mechanism, columns, out)]
     return names

@@ -8,25 +8,27 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 CONFIGS = REPOSITORY / "configs"
 FLORES = CONFIGS / "flores_slider_crank.toml"
 
-SWEEP = """base = "flores_slider_crank.toml"
+SWEEP = """base = "{base}"
 [sweep]
 {sweep}
 {parameters}
 [simulation]
-t_end = "2 ms"
+{simulation}
 """
 
 CLEARANCE_RANGE = 'path = "joints.pin.clearance"\nrange = ["0.1 mm", "0.5 mm"]'
 RESTITUTION_RANGE = 'path = "joints.pin.contact.restitution"\nrange = [0.5, 0.95]'
 
 
-def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep.toml") -> Path:
-    """A sweep config beside a copy of the Flores mechanism; each parameter is the body of
-    a [[sweep.parameters]] table."""
-    shutil.copy(FLORES, tmp_path)
+def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep.toml", base: Path = FLORES,
+                simulation: str = 't_end = "2 ms"') -> Path:
+    """A sweep config beside a copy of its ``base`` mechanism (the Flores slider-crank by
+    default); each parameter is the body of a [[sweep.parameters]] table, ``simulation``
+    the body of its [simulation] table."""
+    shutil.copy(base, tmp_path)
     path = tmp_path / name
     tables = "\n".join(f"[[sweep.parameters]]\n{body}" for body in parameters)
-    path.write_text(SWEEP.format(sweep=sweep, parameters=tables))
+    path.write_text(SWEEP.format(base=base.name, sweep=sweep, parameters=tables, simulation=simulation))
     return path
 
 

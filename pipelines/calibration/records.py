@@ -15,7 +15,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from ..build import build_mechanism, solver_settings
+from ..build import solver_settings
 from ..config import MechanismConfig
 from ..errors import ConfigError
 from ..units import to_si
@@ -110,13 +110,14 @@ def check_signal_names(signals: list[str], mechanism, file: str, key: str) -> di
     return units
 
 
-def load_record_setup(table: DataTable, key: str, name: str | None, loss: LossTable, config: MechanismConfig, file: str,
-                      adjoint: str, fitted_offset: tuple[float, float] | None) -> RecordSetup:
+def load_record_setup(table: DataTable, key: str, name: str | None, loss: LossTable, config: MechanismConfig,
+                      mechanism, file: str, adjoint: str, fitted_offset: tuple[float, float] | None) -> RecordSetup:
     """Read one record and build its part of the problem (indices into ``x`` left empty).
 
-    ``fitted_offset``: the bounds of a ``[[fit]]`` on this record's offset, if any."""
-    mechanism = build_mechanism(config)
-    units = check_signal_names(table.signals, mechanism, file, f"{key}.signals")
+    ``mechanism``: built from ``config``, its signal names already checked
+    (:func:`check_signal_names`); ``fitted_offset``: the bounds of a ``[[fit]]`` on this
+    record's offset, if any."""
+    units = signal_units(mechanism)
     record = load_record(Path(file).parent / table.path, table.time, tuple(table.signals))
     # At least two outputs per record sample: the simulated signals are interpolated
     # linearly to the record's times (any rate, any offset), and impact spikes last a few

@@ -182,6 +182,7 @@ class CalibrationConfig:
     parameters: list[FitParameter]  # the [[fit]] entries in SI, in order
     offset_paths: dict[str, int]  # each record's time-offset path -> record index
     record_configs: list[MechanismConfig]  # the mechanism of each record, fitted paths at their initial values
+    record_mechanisms: list  # built from record_configs
     record_keys: list[str]  # "data" or "data.<name>"
 
 
@@ -202,7 +203,7 @@ def check_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] =
     raw_initial = {entry.path: entry.initial if entry.initial is not None else p.initial
                    for entry, p in zip(table.fit, parameters) if entry.path not in offset_paths}
 
-    configs, keys = [], []
+    configs, mechanisms, keys = [], [], []
     for data in table.records:
         key = "data" if data.name is None else f"data.{data.name}"
         for fitted in raw_initial:
@@ -213,10 +214,12 @@ def check_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] =
             config = config.with_values(raw_initial, source=file) if raw_initial else config
         except ConfigError as error:
             raise ConfigError(file, "fit", f"the initial values are refused together: {error.key}: {error.message}") from None
-        check_signal_names(data.signals, build_mechanism(config), file, f"{key}.signals")
+        mechanism = build_mechanism(config)
+        check_signal_names(data.signals, mechanism, file, f"{key}.signals")
         configs.append(config)
+        mechanisms.append(mechanism)
         keys.append(key)
-    return CalibrationConfig(base, table, parameters, offset_paths, configs, keys)
+    return CalibrationConfig(base, table, parameters, offset_paths, configs, mechanisms, keys)
 
 
 def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> Calibration:
@@ -229,10 +232,11 @@ def load_calibration(path: str | Path, overrides: tuple[str, ...] | list[str] = 
     adjoint = "forward" if gradient_mode == "forward" else "checkpoint"
 
     records = []
-    for index, (data, key, config) in enumerate(zip(table.records, checked.record_keys, checked.record_configs)):
+    for index, (data, key, config, mechanism) in enumerate(
+            zip(table.records, checked.record_keys, checked.record_configs, checked.record_mechanisms)):
         offset_path = next(p for p, i in offset_paths.items() if i == index)
         fitted = next((p for p in parameters if p.path == offset_path), None)
-        records.append(load_record_setup(data, key, data.name, table.loss, config, file, adjoint,
+        records.append(load_record_setup(data, key, data.name, table.loss, config, mechanism, file, adjoint,
                                          None if fitted is None else (fitted.lower, fitted.upper)))
 
     # --- automatic time offsets: a parameter per record whose offset can vary by a sample or more

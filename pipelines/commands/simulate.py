@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     out = default_output_dir("simulate", args.config, args.out)
     print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms) ...", flush=True)
     result = run_simulation(config, with_ideal=not args.no_ideal)
-    write_parquet(out / "timeseries.parquet", timeseries_frame(result.mechanism, result.trajectory))
+    write_parquet(out / "timeseries.parquet", timeseries_frame(result))
     data = summary(result)
     write_json(out / "summary.json", data)
     plots = [] if args.no_plots else plot_simulation(result, out)
@@ -52,8 +52,7 @@ def _run_spatial(config, args: argparse.Namespace) -> int:
     result = run_spatial(config, with_ideal=not args.no_ideal)
     out = default_output_dir("simulate", args.config, args.out)
     print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms, spatial) ...", flush=True)
-    write_parquet(out / "timeseries.parquet", spatial_timeseries(result.mechanism, result.trajectory,
-                                                                 tracked_point_paths(result, result.trajectory)))
+    write_parquet(out / "timeseries.parquet", spatial_timeseries(result, tracked_point_paths(result, result.trajectory)))
     data = spatial_summary(result)
     write_json(out / "summary.json", data)
     plots = [] if args.no_plots else plot_spatial(result, out)

@@ -104,14 +104,15 @@ def check_flexible_references(config) -> None:
     for load in config.loads:
         if load.body not in bodies:
             raise FieldError(["loads", load.name, "body"], f"unknown body {load.body!r}")
-        _check_on_body(bodies[load.body], load.point, ["loads", load.name, "point"])
+        check_point_on_body(bodies[load.body], load.point, ["loads", load.name, "point"])
     for joint in config.joints:
         for name, point in zip(joint.bodies, joint.points):
             if name in bodies:
-                _check_on_body(bodies[name], point, ["joints", joint.name, "points"])
+                check_point_on_body(bodies[name], point, ["joints", joint.name, "points"])
 
 
-def _check_on_body(body, point, key) -> None:
+def check_point_on_body(body, point, key) -> None:
+    """A point (body frame) of a flexible body lies on its length."""
     if body.flexible is None:
         return
     half = body.flexible.length / 2.0

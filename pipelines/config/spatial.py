@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,7 +32,8 @@ from ..errors import ConfigError
 from ..units import si_unit, to_si
 from .loading import load_toml
 from .mechanism import Contact, Friction, Initial, Lubrication, Material, Simulation
-from .flexible import END_TOLERANCE, Flexible
+from .fields import FieldError
+from .flexible import END_TOLERANCE, Flexible, check_flexible_references, check_point_on_body
 from .paths import OVERRIDE_SOURCE, _apply_overrides, set_by_path
 from .summary import _summarise_value
 
@@ -222,21 +224,17 @@ def _body(reader: _Reader, raw: dict, index: int) -> dict:
 
 
 def _check_flexible_bodies(reader: _Reader, bodies: list, joints: list, loads: list, tracked: list, materials: dict) -> None:
-    """A flexible body's material exists, and every point attached to it lies on its length
-    (x of its frame within -length/2 .. length/2)."""
+    """The planar format's checks (:func:`check_flexible_references`: a flexible body's
+    material exists, joint and load points lie on its length), the same for tracked points,
+    and a cylindrical clearance joint no longer than a flexible body it sits on."""
+    by_name = {body["name"]: body for body in bodies}
+    try:
+        check_flexible_references(SimpleNamespace(bodies=bodies, joints=joints, loads=loads, materials=materials))
+        for entry in tracked:
+            check_point_on_body(by_name[entry["body"]], entry["point"], ["tracked_points", entry["name"], "point"])
+    except FieldError as error:
+        reader.fail(".".join(error.key), str(error))
     flexible = {body["name"]: body["flexible"] for body in bodies if body["flexible"] is not None}
-    for name, spec in flexible.items():
-        if spec.material not in materials:
-            reader.fail(f"bodies.{name}.flexible.material", f"unknown material {spec.material!r}")
-    attached = [(body, point, f"joints.{joint['name']}.points") for joint in joints
-                for body, point in zip(joint["bodies"], joint["points"])]
-    attached += [(load["body"], load["point"], f"loads.{load['name']}.point") for load in loads]
-    attached += [(entry["body"], entry["point"], f"tracked_points.{entry['name']}.point") for entry in tracked]
-    for body, point, key in attached:
-        spec = flexible.get(body)
-        if spec is not None and abs(point[0]) > spec.length / 2.0 * (1.0 + END_TOLERANCE):
-            reader.fail(key, f"x = {point[0]:g} m is outside the length of flexible body {body!r} "
-                             f"(-{spec.length / 2.0:g} m to {spec.length / 2.0:g} m)")
     for joint in joints:
         if joint["type"] != "cylindrical_clearance":
             continue

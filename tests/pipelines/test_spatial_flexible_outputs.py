@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from pipelines.flexible_outputs import flexible_summary, spatial_flexible_columns
+from pipelines.flexible_outputs import flexible_summary, flexible_columns
 from tests.model.mechanics.beam_fixtures import LENGTH, MODULUS, SECTION
 from tests.model.mechanics.spatial.test_beams import ELEMENTS, linearised, spatial_beam, tip_load, turned
 
@@ -23,7 +23,7 @@ def deflected():
     x = turned(mechanism.initial_positions, jnp.asarray(twist))[None, :]
     zeros = jnp.zeros((1, 6 * mechanism.num_bodies))
     trajectory = SimpleNamespace(t=jnp.zeros(1), x=x, v=zeros, vdot=zeros)
-    return mechanism, spatial_flexible_columns(mechanism, trajectory)
+    return mechanism, flexible_columns(mechanism, trajectory)
 
 
 def test_midpoint_deflection_from_the_chord(deflected):

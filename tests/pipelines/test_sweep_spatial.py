@@ -1,8 +1,6 @@
 """``clearance sweep`` on a spatial (``dimension = 3``) base: every row of a 4-point
 clearance x restitution sweep equals a single simulation of that point."""
 
-import shutil
-
 import jax
 import numpy as np
 import pandas as pd
@@ -12,22 +10,9 @@ import model
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.cli import main
 from pipelines.config import load_mechanism
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, write_sweep
 
 BASE = "flores_slider_crank_3d.toml"
-SWEEP = f"""base = "{BASE}"
-[sweep]
-design = "grid"
-[[sweep.parameters]]
-path = "joints.pin.clearance"
-values = ["0.25 mm", "0.5 mm"]
-[[sweep.parameters]]
-path = "joints.pin.contact.restitution"
-values = [0.5, 0.9]
-[simulation]
-t_end = "0.6 ms"
-output_interval = "10 us"
-"""
 # the lanes and a single solve round differently, so accept/reject decisions and the states
 # agree to the integrator's tolerance (rtol 1e-6), not to round-off (model/integrate/ensemble.py);
 # the first impact comes before any contact, the peaks through one impact, the acceleration
@@ -39,10 +24,11 @@ AGREEMENT = {"pin.first_impact_time": 1e-5, "pin.first_impact_velocity": 1e-4, "
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     folder = tmp_path_factory.mktemp("spatial_sweep")
-    shutil.copy(CONFIGS / BASE, folder)
-    (folder / "sweep.toml").write_text(SWEEP)
+    config = write_sweep(folder, 'design = "grid"', 'path = "joints.pin.clearance"\nvalues = ["0.25 mm", "0.5 mm"]',
+                         'path = "joints.pin.contact.restitution"\nvalues = [0.5, 0.9]', base=CONFIGS / BASE,
+                         simulation='t_end = "0.6 ms"\noutput_interval = "10 us"')
     out = folder / "out"
-    code = main(["sweep", str(folder / "sweep.toml"), "--out", str(out), "--no-progress", "--executor", "local"])
+    code = main(["sweep", str(config), "--out", str(out), "--no-progress", "--executor", "local"])
     return code, folder, pd.read_parquet(out / "results.parquet") if code == 0 else None
 
 

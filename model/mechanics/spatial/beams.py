@@ -76,12 +76,11 @@ def element_loads(chain: BeamChain, x, v) -> Float[Array, "elements 6"]:
 
 
 def chain_forces(chain: BeamChain, x, v) -> Float[Array, " velocities"]:
-    """Elastic and damping forces ``[f, tau]`` of the chain's elements on its segments."""
-    deformation = _twisted(chain, x)
+    """Elastic and damping forces ``[f, tau]`` of the chain's elements on its segments:
+    ``-(d d / d twist)^T`` of the :func:`element_loads`."""
     zero = jnp.zeros((len(chain.segments), VELOCITY_SIZE), x.dtype)
-    strain, pullback = jax.vjp(deformation, zero)
-    _, rate = jax.jvp(deformation, (zero,), (_segment_twists(chain, v),))
-    per_segment = -pullback((strain + chain.rayleigh_beta() * rate) @ chain.stiffness())[0]
+    _, pullback = jax.vjp(_twisted(chain, x), zero)
+    per_segment = -pullback(element_loads(chain, x, v))[0]
     slots = (VELOCITY_SIZE * jnp.asarray(chain.segments)[:, None] + jnp.arange(VELOCITY_SIZE)).reshape(-1)
     return jnp.zeros_like(v).at[slots].add(per_segment.reshape(-1))
 

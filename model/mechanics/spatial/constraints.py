@@ -131,14 +131,19 @@ def frame_joint_rows(f: Frames, joint: SpatialJoint) -> Float[Array, " rows"]:
     raise ValueError(f"unknown spatial joint kind {joint.kind!r}")
 
 
-def frame_angle_terms(f: Frames, joint: SpatialJoint) -> tuple[Array, Array]:
-    """``(cos theta, sin theta)`` of the rotation of ``j`` relative to ``i`` about the axis,
-    measured from the references."""
+def _angle_vectors(f: Frames, joint: SpatialJoint) -> tuple[Array, Array, Array]:
+    """Body i's two normals to the joint axis and body j's reference, ground frame."""
     _, rotation_i = _frame(f, joint.body_i)
     _, rotation_j = _frame(f, joint.body_j)
     normal_u = rotation_i @ joint.reference_i
     normal_w = jnp.cross(rotation_i @ joint.axis_i, normal_u)
-    reference_j = rotation_j @ joint.reference_j
+    return normal_u, normal_w, rotation_j @ joint.reference_j
+
+
+def frame_angle_terms(f: Frames, joint: SpatialJoint) -> tuple[Array, Array]:
+    """``(cos theta, sin theta)`` of the rotation of ``j`` relative to ``i`` about the axis,
+    measured from the references."""
+    normal_u, normal_w, reference_j = _angle_vectors(f, joint)
     return normal_u @ reference_j, normal_w @ reference_j
 
 
@@ -211,11 +216,7 @@ def _joint_blocks(f: Frames, joint: SpatialJoint) -> list[dict]:
 
 def _driver_blocks(f: Frames, joint: SpatialJoint, driver, t) -> dict:
     """The speed driver's row ``sin(theta) cos(phase) - cos(theta) sin(phase)``."""
-    _, rotation_i = _frame(f, joint.body_i)
-    _, rotation_j = _frame(f, joint.body_j)
-    normal_u = rotation_i @ joint.reference_i
-    normal_w = jnp.cross(rotation_i @ joint.axis_i, normal_u)
-    reference_j = rotation_j @ joint.reference_j
+    normal_u, normal_w, reference_j = _angle_vectors(f, joint)
     phase = driver.angle + driver.speed * t
     turn = jnp.cos(phase) * jnp.cross(normal_w, reference_j) - jnp.sin(phase) * jnp.cross(normal_u, reference_j)
     return {(joint.body_i, "w"): turn[None], (joint.body_j, "w"): -turn[None]}

@@ -107,3 +107,9 @@ def test_contact_length_fits_the_flexible_body():
         load_mechanism(path, ['joints.joint1.length="400 mm"'])
     assert caught.value.key == "joints.joint1.length" and "0.3 m" in caught.value.message
     assert load_mechanism(path, ['joints.joint1.length="290 mm"']).joints[0]["length"] == pytest.approx(0.29)
+
+
+def test_tracked_point_lies_on_the_flexible_body():
+    with pytest.raises(ConfigError) as caught:
+        load_mechanism(CONFIGS / "double_link_flexible.toml", ['tracked_points.tip.point=["130 mm", "0 mm", "0 mm"]'])
+    assert caught.value.key == "tracked_points.tip.point" and "outside the length" in caught.value.message

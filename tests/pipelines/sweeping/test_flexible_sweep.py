@@ -2,8 +2,6 @@
 refilling lanes, every row equals a single simulation of its point, and the flexible body's
 own metrics (from its segments' centre of mass) are filled."""
 
-import shutil
-
 import jax
 import numpy as np
 import pandas as pd
@@ -13,26 +11,17 @@ import model
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.cli import main
 from pipelines.config import load_mechanism
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, write_sweep
 
 BASE = "flores_flexible.toml"
-SWEEP = f"""base = "{BASE}"
-[sweep]
-design = "grid"
-[[sweep.parameters]]
-path = "bodies.conrod.flexible.damping_ratio"
-values = [0.01, 0.03]
-[simulation]
-t_end = "0.4 ms"
-"""
 
 
 @pytest.mark.slow  # a sweep and a single solve of the 13-body flexible slider-crank
 def test_flexible_sweep_rows_equal_single_simulations(tmp_path):
-    shutil.copy(CONFIGS / BASE, tmp_path)
-    (tmp_path / "sweep.toml").write_text(SWEEP)
+    config = write_sweep(tmp_path, 'design = "grid"', 'path = "bodies.conrod.flexible.damping_ratio"\nvalues = [0.01, 0.03]',
+                         base=CONFIGS / BASE, simulation='t_end = "0.4 ms"')
     out = tmp_path / "out"
-    assert main(["sweep", str(tmp_path / "sweep.toml"), "--out", str(out), "--no-progress", "--executor", "local"]) == 0
+    assert main(["sweep", str(config), "--out", str(out), "--no-progress", "--executor", "local"]) == 0
     frame = pd.read_parquet(out / "results.parquet")
     assert len(frame) == 2 and (frame["status"] == "ok").all()
     assert frame["group"].nunique() == 1  # a continuous path: one compiled group
