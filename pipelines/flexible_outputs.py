@@ -19,90 +19,115 @@ and ``B.bending_moment_k``, their resultant.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Float
 
 from model.geometry.quaternion import rotation_matrix
 from model.mechanics.flexible import section_loads
 from model.mechanics.interface import AbstractMechanism
 from model.mechanics.segmentation import holding_segment, segment_centres, segment_masses
 
+# Per flexible body: the SI unit of each column kind (element columns end in ``_k``).
+PLANAR_UNITS = {"x": "m", "y": "m", "theta": "rad", "vx": "m/s", "vy": "m/s", "omega": "rad/s", "ax": "m/s^2",
+                "ay": "m/s^2", "alpha": "rad/s^2", "deflection": "m"}
+PLANAR_ELEMENT_UNITS = {"axial_force": "N", "bending_moment": "N*m"}
+SPATIAL_UNITS = {**{axis: "m" for axis in "xyz"}, **{f"v{axis}": "m/s" for axis in "xyz"},
+                 **{f"a{axis}": "m/s^2" for axis in "xyz"}, "deflection": "m"}
+SPATIAL_ELEMENT_UNITS = {"axial_force": "N", "torque": "N*m", "bending_moment_y": "N*m", "bending_moment_z": "N*m",
+                         "bending_moment": "N*m"}
 
-def _point(q, segment: int, local_x: float) -> np.ndarray:
+
+def flexible_units(mechanism: AbstractMechanism) -> dict[str, str]:
+    """``{"B.kind": SI unit}`` for every column :func:`flexible_columns` gives."""
+    spatial = mechanism.dimension == 3
+    units, element_units = (SPATIAL_UNITS, SPATIAL_ELEMENT_UNITS) if spatial else (PLANAR_UNITS, PLANAR_ELEMENT_UNITS)
+    named: dict[str, str] = {}
+    for chain in mechanism.beam_chains:
+        named.update({f"{chain.name}.{kind}": unit for kind, unit in units.items()})
+        for k in range(len(chain.segments) - 1):
+            named.update({f"{chain.name}.{kind}_{k}": unit for kind, unit in element_units.items()})
+    return named
+
+
+def _point(q, segment: int, local_x: float) -> Float[Array, "n 2"]:
     """Ground-frame position of point ``(local_x, 0)`` of a segment, per sample (n, 2)."""
     x, y, theta = q[:, 3 * segment], q[:, 3 * segment + 1], q[:, 3 * segment + 2]
-    return np.stack([x + local_x * np.cos(theta), y + local_x * np.sin(theta)], axis=1)
+    return jnp.stack([x + local_x * jnp.cos(theta), y + local_x * jnp.sin(theta)], axis=1)
 
 
-def _chord_nodes(segments: tuple[int, ...], element_length: float) -> list[tuple[int, float]]:
+def _chord_nodes(segments: tuple[int, ...], element_length) -> list[tuple[int, object]]:
     """``(segment, local x)`` of the body's two ends and its midpoint (x = 0 of the
-    undeformed body), the points the deflection is measured between."""
+    undeformed body), the points the deflection is measured between. The segments follow
+    from the element count alone (the layout scales with the element length, which may be
+    a traced value under ``jit``)."""
     elements = len(segments) - 1
-    quarter = element_length / 4.0
-    middle = holding_segment(0.0, elements * element_length, elements)
-    centre = segment_centres(elements * element_length, elements)[middle]
-    return [(segments[0], -quarter), (segments[-1], quarter), (segments[middle], -centre)]
+    middle = holding_segment(0.0, float(elements), elements)
+    centre = float(segment_centres(float(elements), elements)[middle])  # in element lengths
+    return [(segments[0], -element_length / 4.0), (segments[-1], element_length / 4.0), (segments[middle], -centre * element_length)]
 
 
-def midpoint_deflection(q: np.ndarray, segments: tuple[int, ...], element_length: float) -> np.ndarray:
+def midpoint_deflection(q, segments: tuple[int, ...], element_length) -> Float[Array, " n"]:
     """Signed distance (m) of the midpoint from the chord of the end points, per sample."""
     start, end, mid = (_point(q, segment, local) for segment, local in _chord_nodes(segments, element_length))
     chord = end - start
     arm = mid - start
-    return (chord[:, 0] * arm[:, 1] - chord[:, 1] * arm[:, 0]) / np.linalg.norm(chord, axis=1)
+    return (chord[:, 0] * arm[:, 1] - chord[:, 1] * arm[:, 0]) / jnp.linalg.norm(chord, axis=1)
 
 
-def flexible_columns(mechanism: AbstractMechanism, trajectory) -> dict[str, np.ndarray]:
+def flexible_columns(mechanism: AbstractMechanism, trajectory) -> dict[str, Float[Array, " n"]]:
     """The columns of the flexible bodies of a planar or spatial mechanism (see the module
-    docstring)."""
+    docstring). Pure JAX: the calibration differentiates through them, and under ``jit``
+    the columns a caller does not read are never computed."""
     if mechanism.dimension == 3:
         return _spatial_columns(mechanism, trajectory)
-    q, qd, qdd = (np.asarray(a) for a in (trajectory.q, trajectory.qd, trajectory.qdd))
-    columns: dict[str, np.ndarray] = {}
+    q, qd, qdd = trajectory.q, trajectory.qd, trajectory.qdd
+    columns: dict[str, Array] = {}
     for chain in mechanism.beam_chains:
         index = np.asarray(chain.segments)
-        weights = segment_masses(1.0, len(index) - 1)
+        weights = jnp.asarray(segment_masses(1.0, len(index) - 1))
         for k, (pos, vel, acc) in enumerate((("x", "vx", "ax"), ("y", "vy", "ay"), ("theta", "omega", "alpha"))):
             for label, values in ((pos, q), (vel, qd), (acc, qdd)):
                 columns[f"{chain.name}.{label}"] = values[:, 3 * index + k] @ weights
-        columns[f"{chain.name}.deflection"] = midpoint_deflection(q, chain.segments, float(chain.element_length))
-        axial, moment = jax.vmap(lambda q_, qd_: section_loads(chain, q_, qd_))(trajectory.q, trajectory.qd)
+        columns[f"{chain.name}.deflection"] = midpoint_deflection(q, chain.segments, chain.element_length)
+        axial, moment = jax.vmap(lambda q_, qd_: section_loads(chain, q_, qd_))(q, qd)
         for k in range(len(chain.segments) - 1):
-            columns[f"{chain.name}.axial_force_{k}"] = np.asarray(axial[:, k])
-            columns[f"{chain.name}.bending_moment_{k}"] = np.asarray(moment[:, k])
+            columns[f"{chain.name}.axial_force_{k}"] = axial[:, k]
+            columns[f"{chain.name}.bending_moment_{k}"] = moment[:, k]
     return columns
 
 
-def _spatial_point(x, segment: int, local_x: float) -> np.ndarray:
+def _spatial_point(x, segment: int, local_x: float) -> Float[Array, "n 3"]:
     """Ground-frame position of point ``(local_x, 0, 0)`` of a spatial segment (n, 3)."""
     block = x[:, 7 * segment : 7 * segment + 7]
-    axis = np.asarray(jax.vmap(rotation_matrix)(block[:, 3:]))[:, :, 0]
+    axis = jax.vmap(rotation_matrix)(block[:, 3:])[:, :, 0]
     return block[:, :3] + local_x * axis
 
 
-def _spatial_columns(mechanism, trajectory) -> dict[str, np.ndarray]:
+def _spatial_columns(mechanism, trajectory) -> dict[str, Array]:
     from model.mechanics.spatial.beams import section_loads as spatial_section_loads
 
-    x, v, a = (np.asarray(array) for array in (trajectory.x, trajectory.v, trajectory.vdot))
-    columns: dict[str, np.ndarray] = {}
+    x, v, a = trajectory.x, trajectory.v, trajectory.vdot
+    columns: dict[str, Array] = {}
     for chain in mechanism.beam_chains:
         index = np.asarray(chain.segments)
-        weights = segment_masses(1.0, len(index) - 1)
+        weights = jnp.asarray(segment_masses(1.0, len(index) - 1))
         for k, axis in enumerate("xyz"):
             columns[f"{chain.name}.{axis}"] = x[:, 7 * index + k] @ weights
             columns[f"{chain.name}.v{axis}"] = v[:, 6 * index + k] @ weights
             columns[f"{chain.name}.a{axis}"] = a[:, 6 * index + k] @ weights
         elements = len(index) - 1
         start, end, mid = (_spatial_point(x, segment, local)
-                           for segment, local in _chord_nodes(chain.segments, float(chain.element_length)))
-        chord = (end - start) / np.linalg.norm(end - start, axis=1, keepdims=True)
+                           for segment, local in _chord_nodes(chain.segments, chain.element_length))
+        chord = (end - start) / jnp.linalg.norm(end - start, axis=1, keepdims=True)
         arm = mid - start
-        columns[f"{chain.name}.deflection"] = np.linalg.norm(arm - np.sum(arm * chord, axis=1, keepdims=True) * chord, axis=1)
-        loads = jax.vmap(lambda x_, v_: spatial_section_loads(chain, x_, v_))(trajectory.x, trajectory.v)
+        columns[f"{chain.name}.deflection"] = jnp.linalg.norm(arm - jnp.sum(arm * chord, axis=1, keepdims=True) * chord, axis=1)
+        loads = jax.vmap(lambda x_, v_: spatial_section_loads(chain, x_, v_))(x, v)
         for k in range(elements):
             for kind in ("axial_force", "torque", "bending_moment_y", "bending_moment_z"):
-                columns[f"{chain.name}.{kind}_{k}"] = np.asarray(loads[kind][:, k])
-            columns[f"{chain.name}.bending_moment_{k}"] = np.hypot(columns[f"{chain.name}.bending_moment_y_{k}"],
-                                                                   columns[f"{chain.name}.bending_moment_z_{k}"])
+                columns[f"{chain.name}.{kind}_{k}"] = loads[kind][:, k]
+            columns[f"{chain.name}.bending_moment_{k}"] = jnp.hypot(columns[f"{chain.name}.bending_moment_y_{k}"],
+                                                                    columns[f"{chain.name}.bending_moment_z_{k}"])
     return columns
 
 

@@ -41,7 +41,7 @@ class SpatialRun:
     def flexible_columns(self) -> dict[str, np.ndarray]:
         """The flexible bodies' output columns (computed once: the timeseries, the summary
         and the plot all read them)."""
-        return flexible_columns(self.mechanism, self.trajectory)
+        return {name: np.asarray(column) for name, column in flexible_columns(self.mechanism, self.trajectory).items()}
 
 
 def _status(trajectory: SpatialTrajectory) -> str:

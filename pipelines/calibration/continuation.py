@@ -11,8 +11,13 @@ with the trajectory, done here by continuation in the horizon):
    driver has a constant speed), at least ``MIN_SAMPLES`` samples; with several records
    (each at its own speed), the shortest of theirs, and every window spans the same time
    from each record's first sample. Every start is fitted
-   there (Levenberg–Marquardt, batched). The per-signal noise levels are then re-estimated
-   from this fit's residuals (the model is the smoother) and the window refitted.
+   there (Levenberg–Marquardt, batched). When the best fit's loss stays above
+   ``SCREEN_ABOVE`` (in the noise levels estimated from the record: the fit missed it, as
+   in a rough landscape whose basins are narrower than the starts' distance from the
+   truth), ``SCREEN_POINTS_PER_PARAMETER`` points per parameter of a scrambled Sobol set
+   over the bounded ranges are evaluated in one batched call and the best of them fitted;
+   that fit is kept when its loss is lower. The per-signal noise levels are then
+   re-estimated from the fit's residuals (the model is the smoother) and the window refitted.
 2. **Predictability**: at the fit, forward sensitivities ``J(t) = dr(t)/du`` over the whole
    record and the Gauss–Newton covariance ``C`` of the window give the spread that the
    remaining parameter uncertainty puts on every later sample, ``sigma(t)^2 = J(t) C
@@ -43,12 +48,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from .fit import FitResult, OptimizerOptions, fit
-from .problem import CalibrationProblem, Evaluation, evaluate_forward
+from .problem import CalibrationProblem, Evaluation, evaluate_forward, evaluate_loss
 
 PREDICTABLE_SPREAD = 1.0  # predicted spread (noise units) where the trajectory stops being predictable
 MIN_GROWTH, MAX_GROWTH = 1.25, 2.0  # window growth per stage
 CONSISTENCY = 2.0  # reduced chi-square of a window against the first one
 MIN_SAMPLES = 40
+# A first-window fit whose loss (noise units) stays above this missed the record: screen.
+SCREEN_ABOVE = 4.0
+SCREEN_POINTS_PER_PARAMETER = 32
 FIRST_STAGE_STEPS, STAGE_STEPS = 30, 15  # Levenberg–Marquardt steps per stage (at most; later stages start near the optimum)
 
 
@@ -81,6 +89,7 @@ class ContinuationResult:
     evaluation: Evaluation  # at final.final_points, final window
     seconds: float
     initial_signals: list[np.ndarray]  # per record, simulated at the configured initial values
+    screen: dict | None = None  # the first window's start screen, when the starts missed the record
 
     @property
     def window(self) -> tuple[float, float]:
@@ -164,6 +173,27 @@ def _predictable(problem, records: Records, residual, jacobian, covariance, leng
     return until
 
 
+def _screened(problem, records: Records, length, result: FitResult, options, progress, log, show) -> tuple[FitResult, dict]:
+    """The first window refitted from the best points of a quasi-random screen of the whole
+    bounded range, kept when its loss is lower: the fit from the configured starts missed the
+    record (a rough landscape, e.g. stick-slip friction, whose basins are narrower than the
+    starts' distance from the truth)."""
+    stage_problem = records.windowed(problem, length)
+    transform = problem.transform
+    count = max(SCREEN_POINTS_PER_PARAMETER * int(transform.initial.size), result.start_points.shape[0])
+    candidates = transform.screen(count, options.spread, options.seed)
+    losses = np.asarray(evaluate_loss(stage_problem, jnp.asarray(candidates)))
+    best = candidates[np.argsort(np.where(np.isfinite(losses), losses, np.inf))[: result.start_points.shape[0]]]
+    screened, _ = _stage(problem, records, length, best, options, progress, FIRST_STAGE_STEPS)
+    kept = screened.losses[screened.best] < result.losses[result.best]
+    log(f"{show(length)}: the fit from the starts missed the record (loss {result.losses[result.best]:.4g}); "
+        f"screened {count} points, refitted the best {best.shape[0]}: loss {screened.losses[screened.best]:.4g} "
+        f"({'kept' if kept else 'not lower, first fit kept'})")
+    report = {"points": count, "loss_from_starts": float(result.losses[result.best]),
+              "loss_from_screen": float(screened.losses[screened.best]), "kept": bool(kept)}
+    return (screened if kept else result), report
+
+
 def continuation(problem: CalibrationProblem, times, valid, starts: np.ndarray,
                  options: OptimizerOptions, progress: bool = True, log=print) -> ContinuationResult:
     """Fit by continuation in the horizon (module docstring). Every record's loss must be a
@@ -180,6 +210,9 @@ def continuation(problem: CalibrationProblem, times, valid, starts: np.ndarray,
         return f"window {1e3 * low:.4g}-{1e3 * high:.4g} ms"
 
     result, stage_problem = _stage(problem, records, length, starts, options, progress, FIRST_STAGE_STEPS)
+    screen = None
+    if not result.losses[result.best] <= SCREEN_ABOVE:
+        result, screen = _screened(problem, records, length, result, options, progress, log, show)
     initial_signals = [np.asarray(prediction.signals[0]) for prediction in result.first.predictions]
     # noise levels from the first fit's residuals, then the first window again from its optimum
     problem, ratios = _rescale_noise(problem, stage_problem, np.asarray(result.last.residuals[result.best]))
@@ -231,4 +264,4 @@ def continuation(problem: CalibrationProblem, times, valid, starts: np.ndarray,
         log(f"{options.name} polish on the final window: loss {np.nanmin(polish.losses):.6g} "
             f"({'kept' if final is polish else 'not lower, Levenberg–Marquardt result kept'})")
     evaluation = evaluate_forward(final_problem, jnp.asarray(final.final_points))
-    return ContinuationResult(stages, accepted, final_problem, final, evaluation, time.perf_counter() - began, initial_signals)
+    return ContinuationResult(stages, accepted, final_problem, final, evaluation, time.perf_counter() - began, initial_signals, screen)

@@ -120,3 +120,15 @@ class ParameterTransform(eqx.Module):
             u = np.where(np.asarray(self.bounded), np.log(moved / (1.0 - moved)), u)
             points.append(u)
         return np.stack(points)
+
+    def screen(self, count: int, spread: float, seed: int) -> np.ndarray:
+        """``count`` unconstrained points spread evenly (scrambled Sobol sequence; Owen 1998)
+        over the whole scaled range of every bounded parameter, and over ``+-3 spread``
+        (normal quantiles) around the initial value of an unbounded one: the candidates of a
+        start search in a rough loss landscape."""
+        from scipy.stats import norm, qmc
+
+        unit = qmc.Sobol(len(self.bounded), scramble=True, seed=seed).random(count)
+        unit = np.clip(unit, START_EDGE, 1.0 - START_EDGE)
+        around = self.to_unconstrained(np.asarray(self.initial)) + 3.0 * spread * norm.ppf(unit) / norm.ppf(1.0 - START_EDGE)
+        return np.where(np.asarray(self.bounded), np.log(unit / (1.0 - unit)), around)

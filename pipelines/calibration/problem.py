@@ -168,6 +168,12 @@ def evaluate_reverse(problem: CalibrationProblem, U: Float[Array, "starts p"]) -
 
 
 @eqx.filter_jit
+def evaluate_loss(problem: CalibrationProblem, U: Float[Array, "points p"]) -> Float[Array, " points"]:
+    """The loss ``mean(r^2)`` at each point, without derivatives (NaN where the solver failed)."""
+    return jax.vmap(lambda u: problem.value(problem.residuals(u)[0]))(U)
+
+
+@eqx.filter_jit
 def residual_jacobian(problem: CalibrationProblem, u: Float[Array, " p"]) -> tuple[Float[Array, " n"], Float[Array, "n p"]]:
     """``(r, dr/du)`` at one point by forward mode; ``problem.settings.adjoint`` must be ``"forward"``."""
     jacobian, residual = jax.jacfwd(lambda v: (lambda r: (r, r))(problem.residuals(v)[0]), has_aux=True)(u)

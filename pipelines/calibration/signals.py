@@ -5,8 +5,9 @@ time offset between the record and the simulation, through the linear interpolat
 
 Column names: per body ``B.x B.y B.theta B.vx B.vy B.omega B.ax B.ay
 B.alpha``; per clearance joint ``J.ex J.ey J.penetration J.normal_force J.tangential_force
-J.slip_velocity``; per driver ``D.torque``; a spatial mechanism's:
-:mod:`pipelines.calibration.signals_spatial`.
+J.slip_velocity``; per driver ``D.torque``; per flexible body the columns of
+:mod:`pipelines.flexible_outputs` (``B.deflection``, ``B.bending_moment_k``, ...); a spatial
+mechanism's: :mod:`pipelines.calibration.signals_spatial`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from jaxtyping import Array, Float
 from model import Mechanism, Trajectory
 from model.mechanics.spatial import SpatialMechanism
 
+from ..flexible_outputs import flexible_columns, flexible_units
 from .signal_tables import joint_or_driver_signal, named_units
 from .signals_spatial import spatial_signal, spatial_signal_units
 
@@ -50,12 +52,15 @@ DRIVER_SIGNALS: dict[str, str] = {"torque": "N*m"}
 def signal_units(mechanism: Mechanism) -> dict[str, str]:
     """Every signal ``mechanism`` produces, with the SI unit of its values."""
     if isinstance(mechanism, SpatialMechanism):
-        return spatial_signal_units(mechanism)
-    body_units = {name: spec[2] for name, spec in BODY_SIGNALS.items()}
-    return named_units(mechanism, body_units, JOINT_SIGNALS, DRIVER_SIGNALS)
+        units = spatial_signal_units(mechanism)
+    else:
+        units = named_units(mechanism, {name: spec[2] for name, spec in BODY_SIGNALS.items()}, JOINT_SIGNALS, DRIVER_SIGNALS)
+    return {**units, **flexible_units(mechanism)}
 
 
 def _signal(mechanism: Mechanism, trajectory: Trajectory, name: str) -> Float[Array, " times"]:
+    if name in flexible_units(mechanism):
+        return flexible_columns(mechanism, trajectory)[name]
     if isinstance(mechanism, SpatialMechanism):
         return spatial_signal(mechanism, trajectory, name)
     owner, _, kind = name.rpartition(".")

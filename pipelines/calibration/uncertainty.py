@@ -17,6 +17,8 @@ Parameter Estimation*, 1974, ch. 7; Seber & Wild, *Nonlinear Regression*, 1989, 
   instead of making them overconfident. The bandwidth ``L`` is twice the lag where the
   residuals' autocorrelation first falls below ``ACF_CUTOFF``, at least Newey & West's
   (1994) rule ``4 (n / 100)^(2/9)``, at most ``n / 4``.
+- With ``solver_shift`` given, ``C + dx dx^T``: the ODE solver's systematic error (see
+  ``solver_error.py``), which no noise statistic sees.
 
 ``J^T J`` is inverted after scaling each column by the parameter's value (a relative
 information matrix), so its condition number compares relative sensitivities. A parameter
@@ -78,6 +80,8 @@ class Uncertainty:
     warnings: list[str]
     method: str = "gauss_newton"  # gauss_newton | newey_west
     lags: int = 0
+    noise_std: np.ndarray | None = None  # the noise's part of std (without the solver's)
+    solver_shift: np.ndarray | None = None  # the optimum's move with a tighter solver (solver_error.py); None: not estimated
 
     def as_dict(self) -> dict:
         return {
@@ -90,6 +94,8 @@ class Uncertainty:
             "degrees_of_freedom": self.degrees_of_freedom,
             "method": self.method,
             "lags": self.lags,
+            "noise_std": None if self.noise_std is None else dict(zip(self.paths, self.noise_std.tolist())),
+            "solver_shift": None if self.solver_shift is None else dict(zip(self.paths, self.solver_shift.tolist())),
         }
 
 
@@ -105,6 +111,7 @@ def gauss_newton(
     relative_std_limit: float = RELATIVE_STD_LIMIT,
     signals: int | Sequence[tuple[int, int]] | None = None,
     mask: np.ndarray | None = None,
+    solver_shift: np.ndarray | None = None,
 ) -> Uncertainty:
     """Covariance, correlation and identifiability warnings.
 
@@ -114,6 +121,8 @@ def gauss_newton(
     ``signals`` (residuals ordered sample-major, ``signals`` per sample; or, for several
     independent records one after the other, their ``(samples, signals)`` shapes) and ``mask``
     (1 where a residual counts) select the Newey–West sandwich, summed over the records.
+    ``solver_shift`` (SI, per path; see ``solver_error.py``) adds the solver's systematic
+    error ``dx dx^T`` to the covariance.
     """
     paths, values = tuple(paths), np.asarray(values, np.float64)
     jacobian, residuals = np.asarray(jacobian, np.float64), np.asarray(residuals, np.float64)
@@ -152,6 +161,9 @@ def gauss_newton(
         relative_covariance = inverse @ S @ inverse
         method = "newey_west"
     covariance = relative_covariance * np.outer(scale, scale)
+    noise_std = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    if solver_shift is not None:
+        covariance = covariance + np.outer(solver_shift, solver_shift)
     std = np.sqrt(np.maximum(np.diag(covariance), 0.0))
     std = np.where(np.diag(information) > 0.0, std, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,6 +183,11 @@ def gauss_newton(
         if scaled_position is not None and np.isfinite(scaled_position[i]) and not BOUND_MARGIN < scaled_position[i] < 1 - BOUND_MARGIN:
             side = "lower" if scaled_position[i] <= BOUND_MARGIN else "upper"
             warnings.append(f"{path}: ended at its {side} bound: the optimum may lie outside the bounds; the uncertainty is not meaningful")
+    if solver_shift is not None:
+        for path, shift, noise in zip(paths, np.abs(solver_shift), noise_std):
+            if shift > noise:
+                warnings.append(f"{path}: the ODE solver's error moves it by {shift:.3g}, more than the noise does "
+                                f"(std {noise:.3g}): a tighter [simulation] rtol would narrow its interval")
     if condition > CONDITION_LIMIT:
         weakest = eigenvectors[:, 0]
         combination = " ".join(f"{weight:+.2f}*{path}" for weight, path in zip(weakest, paths) if abs(weight) > 0.1)
@@ -182,4 +199,5 @@ def gauss_newton(
         for j in range(i + 1, p):
             if abs(correlation[i, j]) > CORRELATION_LIMIT:
                 warnings.append(f"{paths[i]} and {paths[j]} are {correlation[i, j]:+.3f} correlated: only a combination of them is identified")
-    return Uncertainty(paths, values, covariance, std, relative_std, correlation, condition, variance, dof, warnings, method, lags)
+    return Uncertainty(paths, values, covariance, std, relative_std, correlation, condition, variance, dof, warnings, method, lags,
+                       noise_std, solver_shift)

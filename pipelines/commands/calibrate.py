@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         "time_offset": outcome.offsets,
         "stages": None if stages is None else [stage.as_dict(physical) for stage in stages.stages],
         "predictable_window": None if stages is None else list(stages.window),
+        "start_screen": None if stages is None else stages.screen,
         "evaluations": result.evaluations,
         "first_evaluation_seconds": result.first_call_seconds,
         "fit_seconds": result.fit_seconds,

@@ -6,9 +6,10 @@ continuous contact most of the time, so friction acts throughout) with the pin's
 switched to ``static_dynamic`` with mu_s = 0.08 and mu_d = 0.05 (stiction and dynamic
 velocities 10 and 20 mm/s, so the static branch is crossed at every slip reversal). The
 record: the driver torque and the slider acceleration over 0.1 s, 1 % noise; the fit starts
-50 % and 40 % off. The fit integrates at rtol 1e-8: in this persistent, sliding contact
+mu_d 40 % off and mu_s 50 % off or in the neighbouring basin. The fit integrates at rtol 1e-8: in this persistent, sliding contact
 Tsit5 at the default rtol 1e-6 leaves the simulation at the true values 5x the record's
-noise away from it (measured), more than a change of mu_s does near the truth.
+noise away from it (measured), more than a change of mu_s does near the truth. The record
+is made with Dopri8 at rtol 1e-11, so that its own solver error is far below the fit's.
 """
 
 import json
@@ -56,11 +57,15 @@ atol = 1e-11
 
 @pytest.mark.slow
 @pytest.mark.validation
-def test_static_dynamic_friction_pair_is_recovered(tmp_path):
+@pytest.mark.parametrize("static_start", [0.12, 0.02], ids=["half_off", "neighbouring_basin"])
+def test_static_dynamic_friction_pair_is_recovered(tmp_path, static_start):
+    """From 50 % off the first window's fit reaches the truth's basin; from 0.02, a start in
+    the neighbouring basin (the loss there is about 900 in noise units), it cannot, and the
+    start screen finds the basin."""
     shutil.copy(REPO / "configs" / "low_speed_slider_crank.toml", tmp_path / "low_speed_slider_crank.toml")
-    (tmp_path / "friction.toml").write_text(CONFIG)
+    (tmp_path / "friction.toml").write_text(CONFIG.replace("initial = 0.12", f"initial = {static_start}"))
     frame, _ = synthesize(tmp_path / "friction.toml", {**TRUTH}, noise_fraction=0.01, seed=3,
-                          interval=1e-3, overrides=(*LAW, 'simulation.solver="dopri8"', "simulation.rtol=1e-9", "simulation.atol=1e-12"))
+                          interval=1e-3, overrides=(*LAW, 'simulation.solver="dopri8"', "simulation.rtol=1e-11", "simulation.atol=1e-14"))
     frame.to_csv(tmp_path / "measured.csv", index=False)
     argv = ["calibrate", str(tmp_path / "friction.toml"), "--out", str(tmp_path / "out"), "--no-progress"]
     for override in LAW[:3]:
@@ -69,4 +74,10 @@ def test_static_dynamic_friction_pair_is_recovered(tmp_path):
     result = json.loads((tmp_path / "out" / "calibration.json").read_text())
     for path, truth in TRUTH.items():
         assert result["parameters"][path] == pytest.approx(truth, rel=0.05), path
-        assert abs(result["parameters"][path] - truth) < 4 * result["uncertainty"]["std"][path], path
+    # The linearised intervals of this non-smooth law are not asserted: measured 1.4 to 12
+    # reported std off at errors of 1e-5 relative (docs/calibration.md).
+    screen = result["start_screen"]
+    if static_start == 0.02:
+        assert screen["kept"] and screen["loss_from_starts"] > 100 and screen["loss_from_screen"] < 1
+    else:
+        assert screen is None

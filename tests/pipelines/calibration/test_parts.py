@@ -34,6 +34,24 @@ def test_transform_round_trip_and_bounds():
     assert np.all((physical[:, 0] > 0.2) & (physical[:, 0] < 1.0)) and len(np.unique(physical[:, 0])) == 5
 
 
+def test_screen_covers_the_bounded_ranges_evenly():
+    parameters = [FitParameter("mu_s", 0.12, 0.01, 0.5, "log"), FitParameter("e", 0.6, 0.2, 1.0, "linear"),
+                  FitParameter("v", 0.01, None, None, "log")]
+    transform = ParameterTransform(parameters)
+    points = transform.screen(64, 0.2, seed=0)
+    assert points.shape == (64, 3) and np.all(np.isfinite(points))
+    np.testing.assert_array_equal(points, transform.screen(64, 0.2, seed=0))
+    physical = np.array([transform.to_physical(jnp.asarray(u)) for u in points])
+    position = np.array([transform.scaled_position(x)[:2] for x in physical])
+    # every eighth of each bounded (log or linear) range holds some points, none a crowd
+    for column in position.T:
+        counts = np.histogram(column, bins=8, range=(0.0, 1.0))[0]
+        assert counts.min() >= 4 and counts.max() <= 12, counts
+    # an unbounded parameter: within +-3 spread (log) of its initial value, both sides used
+    log_ratio = np.log(physical[:, 2] / 0.01)
+    assert np.all(np.abs(log_ratio) <= 0.6 + 1e-9) and log_ratio.min() < -0.3 and log_ratio.max() > 0.3
+
+
 def test_sample_at_interpolates_and_differentiates_in_time():
     grid = jnp.linspace(0.0, 1.0, 11)
     values = jnp.stack([grid**2, 3.0 * grid], axis=1)

@@ -9,6 +9,7 @@ import pytest
 from pipelines.calibration.continuation import first_window, predicted_spread
 from pipelines.calibration.data import estimate_noise, load_record
 from pipelines.calibration.loss import build_loss
+from pipelines.calibration.solver_error import gauss_newton_shift
 from pipelines.calibration.uncertainty import gauss_newton
 
 
@@ -96,3 +97,30 @@ def test_first_window_is_an_eighth_of_a_revolution():
     times = np.arange(601) * 1e-5
     assert first_window(Problem, times) == pytest.approx(1.5e-3)
     assert first_window(Problem, times[:30]) == pytest.approx(times[29])
+
+
+def test_solver_shift_is_the_move_of_the_optimum_and_widens_the_interval():
+    """A straight line fitted to noisy data by a model carrying a systematic error (a
+    stand-in for the ODE solver's): the Gauss-Newton shift between the residuals with and
+    without the error is exactly the difference of the two least-squares optima, and the
+    reported std then covers the truth, which the noise-only std does not."""
+    rng = np.random.default_rng(4)
+    t = np.linspace(0.0, 1.0, 400)
+    truth = np.array([2.0, 0.5])
+    design = np.stack([t, np.ones_like(t)], axis=1)
+    measured = design @ truth + 0.01 * rng.standard_normal(t.size)
+    error = 0.02 * np.sin(7.0 * t)  # the loose model's systematic error
+    fitted = np.linalg.lstsq(design, measured - error, rcond=None)[0]  # the fit with the erring model
+    exact = np.linalg.lstsq(design, measured, rcond=None)[0]  # the fit with the accurate model
+    residual = (design @ fitted + error - measured) / 0.01
+    accurate = (design @ fitted - measured) / 0.01
+    shift = gauss_newton_shift(residual, accurate, design / 0.01)
+    np.testing.assert_allclose(fitted + shift, exact, rtol=1e-10)
+    plain = gauss_newton(["a", "b"], fitted, residual, design / 0.01, t.size, noise_known=True)
+    widened = gauss_newton(["a", "b"], fitted, residual, design / 0.01, t.size, noise_known=True, solver_shift=shift)
+    assert np.any(np.abs(fitted - truth) > 4 * plain.std)  # the noise-only interval misses the truth
+    assert np.all(np.abs(fitted - truth) < 4 * widened.std)
+    np.testing.assert_allclose(widened.noise_std, plain.std)
+    np.testing.assert_allclose(widened.std**2, plain.std**2 + shift**2)
+    assert any("tighter [simulation] rtol" in warning for warning in widened.warnings)
+    assert not any("rtol" in warning for warning in plain.warnings)
