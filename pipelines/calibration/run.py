@@ -29,10 +29,11 @@ class Outcome:
     windows: tuple[tuple[float, float], ...]
     continuation: ContinuationResult | None
     strategy: str  # continuation | direct
-    values: np.ndarray  # best parameters, SI
+    values: np.ndarray  # best parameters, SI: the fit's optimum corrected for the solver's error
     uncertainty: Uncertainty
     physical: Callable[[np.ndarray], np.ndarray]  # unconstrained -> SI
     offsets: dict[str, dict]  # per automatically estimated time offset: its path -> estimate and fit bounds
+    fit_optimum: np.ndarray  # SI: where the fit ended, before the solver correction
 
 
 def resolve_strategy(calibration: Calibration, options: OptimizerOptions) -> str:
@@ -110,13 +111,16 @@ def calibrate(calibration: Calibration, options: OptimizerOptions, progress: boo
     time_domain = calibration.loss_kind == "time"
     log(f"solver error: the optimum's residuals integrated {TIGHTENING:g}x tighter")
     shift_u = solver_shift(problem, result.final_points[best], residual, jacobian_u)
+    fit_optimum = values
+    if shift_u is not None:  # the optimum of the more accurate model (solver_error.py)
+        values = physical(result.final_points[best] + shift_u)
     uncertainty = gauss_newton(
         calibration.paths, values, residual, jacobian_x, float(problem.count), calibration.noise_known,
         calibration.independent_fraction, transform.scaled_position(values),
         signals=[m.loss.measured.shape for m in problem.records] if time_domain else None,
         mask=np.concatenate([np.asarray(m.loss.mask).reshape(-1) for m in problem.records]) if time_domain else None,
-        solver_shift=None if shift_u is None else shift_u * derivative,
+        solver_shift=None if shift_u is None else values - fit_optimum,
     )
     for path, entry in offsets.items():
         entry["fitted"] = float(values[calibration.paths.index(path)])
-    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets)
+    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets, fit_optimum)

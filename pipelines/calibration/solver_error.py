@@ -12,9 +12,11 @@ integrated ``TIGHTENING`` times tighter, the optimum of the tighter model lies a
 
 (linearised; Bard 1974, ch. 7 on the Gauss–Newton step; the tolerance comparison is the
 standard estimate of a solver's global error, Hairer, Nørsett & Wanner 1993, §II.4). The
-uncertainty adds ``dx dx^T`` (``dx`` the move in physical units) to the covariance: a
-systematic error of known size, so the reported intervals cover the solver's part of the
-error as well as the noise's.
+calibration reports ``u + du``, the optimum of the more accurate model, and adds
+``dx dx^T`` (``dx`` the move in physical units) to the covariance: the move varies with the
+adaptive steps' pattern from one optimum to the next, so the corrected value keeps an
+error of up to its size. On a noise-free 6 ms record of the Flores slider-crank the fit at
+rtol 1e-6 ended 1.20e-5 above the true restitution and the move was -1.24e-5.
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     initial = dict(zip(paths, (p.initial for p in calibration.parameters)))
     summary = {
         "parameters": dict(zip(paths, best_x.tolist())),
+        "fit_optimum": dict(zip(paths, outcome.fit_optimum.tolist())),
         "initial": initial,
         "loss": float(result.losses[best]),
         "history": result.histories[best],
