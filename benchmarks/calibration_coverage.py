@@ -10,7 +10,7 @@ for the intervals the tool reports (Newey–West plus the solver's systematic er
 comparison, the Newey–West part alone and the plain Gauss–Newton intervals
 (``s^2 (J^T J)^-1``).
 
-    python benchmarks/calibration_coverage.py --records 20 --duration "1.5 ms"
+    python benchmarks/calibration_coverage.py --records 20 --duration "6 ms"
 
 writes ``outputs/benchmarks/calibration_coverage.json`` and prints the table. Every record
 has the same problem structure, so the fit compiles once.
@@ -37,7 +37,7 @@ RECORD_SOLVER = ('simulation.solver="dopri8"', "simulation.rtol=1e-9", "simulati
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20)
-    parser.add_argument("--duration", default="1.5 ms", help="simulated time (the record ends just before)")
+    parser.add_argument("--duration", default="6 ms", help="simulated time (the record ends just before)")
     parser.add_argument("--noise-fraction", type=float, default=0.02)
     parser.add_argument("--out", default=str(REPO / "outputs" / "benchmarks" / "calibration_coverage.json"))
     args = parser.parse_args()

@@ -93,3 +93,19 @@ def test_gauss_newton_matches_linear_regression_and_flags_unidentifiable():
     flagged = gauss_newton(["a", "b", "mu", "b2"], np.array([1.0, 2.0, 0.1, 2.0]), residual, jacobian, t.size, noise_known=True)
     text = " ".join(flagged.warnings)
     assert "mu: not identifiable" in text and "near-singular" in text
+
+
+def test_fitted_values_of_a_switching_friction_law_are_flagged():
+    from pipelines.build import build_mechanism
+    from pipelines.calibration.setup import _switching_law_warnings
+    from pipelines.config import load_mechanism
+
+    from tests.helpers import CONFIGS
+
+    config = CONFIGS / "low_speed_slider_crank.toml"
+    fitted = [FitParameter("joints.pin.friction.static_coefficient", 0.1), FitParameter("joints.pin.contact.restitution", 0.8)]
+    switching = build_mechanism(load_mechanism(config, ['joints.pin.friction.model="static_dynamic"', 'joints.pin.friction.stiction_velocity="10 mm/s"',
+                                                             'joints.pin.friction.dynamic_velocity="20 mm/s"']))
+    (warning,) = _switching_law_warnings(switching, fitted)
+    assert warning.startswith("joints.pin.friction.static_coefficient: the static_dynamic friction law")
+    assert _switching_law_warnings(build_mechanism(load_mechanism(config)), fitted) == []
