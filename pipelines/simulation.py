@@ -20,7 +20,7 @@ from model.integrate.trajectory import Trajectory
 from .build import build_mechanism, solver_settings
 from .config import MechanismConfig
 from .errors import ConfigError
-from .flexible_outputs import flexible_columns, flexible_summary
+from .flexible_outputs import flexible_arrays, flexible_summary
 
 # Initial positions further than this from the joints' constraint manifold are refused
 # (m for positions, rad for angles); smaller violations are projected away with a warning.
@@ -46,7 +46,7 @@ class SimulationRun:
     def flexible_columns(self) -> dict[str, np.ndarray]:
         """The flexible bodies' output columns (computed once: the timeseries, the summary
         and the plot all read them)."""
-        return {name: np.asarray(column) for name, column in flexible_columns(self.mechanism, self.trajectory).items()}
+        return flexible_arrays(self.mechanism, self.trajectory)
 
 
 def check_initial_positions(config: MechanismConfig, mechanism: Mechanism) -> None:

@@ -21,7 +21,7 @@ from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
 from .build_spatial import SpatialLayout, build_spatial, spatial_settings
-from .flexible_outputs import flexible_columns, flexible_summary
+from .flexible_outputs import flexible_arrays, flexible_summary
 from .config.spatial import SpatialConfig
 
 
@@ -41,7 +41,7 @@ class SpatialRun:
     def flexible_columns(self) -> dict[str, np.ndarray]:
         """The flexible bodies' output columns (computed once: the timeseries, the summary
         and the plot all read them)."""
-        return {name: np.asarray(column) for name, column in flexible_columns(self.mechanism, self.trajectory).items()}
+        return flexible_arrays(self.mechanism, self.trajectory)
 
 
 def _status(trajectory: SpatialTrajectory) -> str:

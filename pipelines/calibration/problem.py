@@ -15,6 +15,8 @@ a batch of starting points ``U[start, p]`` (unconstrained, see ``parameters.py``
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import NamedTuple
 
 import equinox as eqx
@@ -129,6 +131,10 @@ class CalibrationProblem(eqx.Module):
 
     def with_records(self, records) -> "CalibrationProblem":
         return eqx.tree_at(lambda p: p.records, self, tuple(records))
+
+    def with_settings(self, change: Callable[[SolverSettings], SolverSettings]) -> "CalibrationProblem":
+        """The problem with ``change(settings)`` as every record's solver settings."""
+        return self.with_records([dataclasses.replace(record, settings=change(record.settings)) for record in self.records])
 
 
 class Evaluation(NamedTuple):

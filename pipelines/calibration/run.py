@@ -102,8 +102,7 @@ def calibrate(calibration: Calibration, options: OptimizerOptions, progress: boo
     if result.last.jacobian is not None:
         residual, jacobian_u = result.last.residuals[best], result.last.jacobian[best]
     else:  # reverse mode: one forward-mode Jacobian at the optimum
-        forward = problem.with_records([dataclasses.replace(m, settings=dataclasses.replace(m.settings, adjoint="forward"))
-                                        for m in problem.records])
+        forward = problem.with_settings(lambda settings: dataclasses.replace(settings, adjoint="forward"))
         residual, jacobian_u = (np.asarray(a) for a in residual_jacobian(forward, jnp.asarray(result.final_points[best])))
     derivative = np.asarray(transform.derivative(jnp.asarray(result.final_points[best])))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -39,11 +39,8 @@ def _residuals(problem: CalibrationProblem, u):
 
 def tightened(problem: CalibrationProblem) -> CalibrationProblem:
     """The problem with every record's solver tolerances divided by ``TIGHTENING``."""
-    return problem.with_records([
-        dataclasses.replace(record, settings=dataclasses.replace(
-            record.settings, rtol=record.settings.rtol / TIGHTENING, atol=record.settings.atol / TIGHTENING))
-        for record in problem.records
-    ])
+    return problem.with_settings(lambda settings: dataclasses.replace(
+        settings, rtol=settings.rtol / TIGHTENING, atol=settings.atol / TIGHTENING))
 
 
 def solver_shift(problem: CalibrationProblem, u: np.ndarray, residual: np.ndarray, jacobian: np.ndarray) -> np.ndarray | None:
