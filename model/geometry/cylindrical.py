@@ -96,3 +96,53 @@ def end_forces(slice_forces: Float[Array, "slices 3"], slice_positions: Float[Ar
     resultant = jnp.sum(slice_forces, axis=0)
     first_moment = slice_positions @ slice_forces
     return 0.5 * (resultant - 2.0 * first_moment / length), 0.5 * (resultant + 2.0 * first_moment / length)
+
+
+def normal_acceleration(eccentricity, eccentricity_rate, normal, normal_rate, normal_second) -> Float[Array, "..."]:
+    """``d(delta_dot)/dt`` (m/s^2) of ``delta_dot = n . e_dot`` with ``n = e / |e|``:
+    ``n_dot . e_dot + n . e_ddot = (|e_dot|^2 - delta_dot^2) / |e| + n . e_ddot``, given
+    ``normal_second = n . e_ddot``. The first term (the normal's turning) is dropped where
+    ``|e|`` is below the tiny length at which the normal falls back to a fixed axis, as its
+    automatic derivative is there."""
+    length = safe_length(eccentricity)
+    positive = length > 0.0
+    turning = jnp.sum(eccentricity_rate**2, axis=-1) - normal_rate**2
+    return jnp.where(positive, turning / jnp.where(positive, length, 1.0), 0.0) + normal_second
+
+
+class BodyMotion(NamedTuple):
+    """A rigid body's centre of mass ``position`` (m), ``velocity`` (m/s), ``acceleration``
+    (m/s^2), angular velocity ``omega`` (rad/s) and ``angular_acceleration`` (rad/s^2),
+    ground frame."""
+
+    position: Float[Array, "3"]
+    velocity: Float[Array, "3"]
+    omega: Float[Array, "3"]
+    acceleration: Float[Array, "3"]
+    angular_acceleration: Float[Array, "3"]
+
+    def point_velocity(self, point):
+        return self.velocity + jnp.cross(self.omega, point - self.position)
+
+    def point_acceleration(self, point):
+        """``a + alpha x r + omega x (omega x r)`` of the body-fixed ``point``."""
+        arm = point - self.position
+        return self.acceleration + jnp.cross(self.angular_acceleration, arm) + jnp.cross(self.omega, jnp.cross(self.omega, arm))
+
+
+def slice_normal_acceleration(kin: SliceKinematics, journal: BodyMotion, journal_centre, journal_axis,
+                              bearing: BodyMotion, bearing_centre, bearing_axis, slice_positions
+                              ) -> Float[Array, " slices"]:
+    """``d(delta_dot_k)/dt`` (m/s^2) of every slice for the bodies' accelerations, written
+    out: with ``s = d . a_B``, ``n . e_ddot = n . d_ddot - 2 s_dot (n . a_B_dot) - s (n . a_B_ddot)``
+    (``n`` is normal to ``a_B``), ``s_dot = d_dot . a_B + d . a_B_dot``,
+    ``a_B_dot = omega_B x a_B`` and ``a_B_ddot = alpha_B x a_B + omega_B x (omega_B x a_B)``."""
+    points = journal_centre + slice_positions[:, None] * journal_axis
+    offset_rate = journal.point_velocity(points) - bearing.point_velocity(bearing_centre)
+    offset_second = journal.point_acceleration(points) - bearing.point_acceleration(bearing_centre)
+    axis_rate = jnp.cross(bearing.omega, bearing_axis)
+    axis_second = jnp.cross(bearing.angular_acceleration, bearing_axis) + jnp.cross(bearing.omega, axis_rate)
+    axial_rate = offset_rate @ bearing_axis + (points - bearing_centre) @ axis_rate
+    normal_second = (jnp.sum(kin.normal * offset_second, axis=-1) - 2.0 * axial_rate * (kin.normal @ axis_rate)
+                     - kin.axial * (kin.normal @ axis_second))
+    return normal_acceleration(kin.eccentricity, kin.eccentricity_rate, kin.normal, kin.normal_rate, normal_second)

@@ -6,11 +6,13 @@ here from the solver's own dense output on every accepted step, instead of from 
 output samples, so they hold to the integrator's tolerance whatever ``output_interval``.
 
 On a step ``[t0, t1]`` the step's interpolant ``y(t)`` (diffrax's ``interpolation_cls``,
-4th order for Tsit5) is sampled at ``SUBDIVISIONS + 1`` equally spaced times, and per joint:
+4th order for Tsit5) is sampled at ``SUBDIVISIONS + 1`` equally spaced times (the first
+sample is the previous step's last, carried in :class:`Peaks`), and per joint:
 
 - a maximum (penetration ``delta``, normal force ``F_n``) is refined by the vertex of the
   parabola through the largest sample and its two neighbours, evaluated on the
-  interpolant (successive parabolic interpolation, Brent 1973, ch. 5);
+  interpolant (successive parabolic interpolation, Brent 1973, ch. 5), on the steps where
+  that parabola rises above the samples and the running maximum;
 - the first impact is the first sub-interval where ``delta`` turns positive; its time is
   the secant estimate corrected by ``NEWTON_ITERATIONS`` Newton steps with the exact rate
   ``d delta / dt`` (the joint's normal rate), and its speed the normal rate there;
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import diffrax
 import equinox as eqx
+from equinox.internal import unvmap_any
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -48,6 +51,9 @@ class Peaks(eqx.Module):
     first_impact_velocity: Float[Array, " joints"]  # m/s, closing speed at the onset
     num_impacts: Float[Array, " joints"]
     contact_time: Float[Array, " joints"]  # s
+    # contact values (:func:`contact_values`) at the end of the last accepted step: the
+    # first sample of the next step, so each step evaluates the contact one time fewer
+    end_values: Float[Array, "3 joints"]
 
 
 def contact_values(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
@@ -67,6 +73,7 @@ def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) 
         first_impact_velocity=jnp.where(touching, rate, jnp.nan),
         num_impacts=touching.astype(flat_state.dtype),
         contact_time=jnp.zeros_like(penetration),
+        end_values=jnp.stack([penetration, rate, force]),
     )
 
 
@@ -75,14 +82,15 @@ def _safe_divide(numerator, denominator):
     return jnp.where(nonzero, numerator / jnp.where(nonzero, denominator, 1.0), 0.0)
 
 
-def _parabola_vertex(samples: Float[Array, " s"]) -> Float[Array, ""]:
+def _parabola_vertex(samples: Float[Array, " s"]) -> tuple[Float[Array, ""], Float[Array, ""]]:
     """Fractional sample index of the maximum of the parabola through the largest sample
-    and its neighbours (centre kept off the ends), clipped to those three samples."""
+    and its neighbours (centre kept off the ends), clipped to those three samples, and the
+    parabola's value there."""
     centre = jnp.clip(jnp.argmax(samples), 1, samples.size - 2)
     left, middle, right = samples[centre - 1], samples[centre], samples[centre + 1]
     curvature = left - 2.0 * middle + right
-    offset = _safe_divide(0.5 * (left - right), jnp.where(curvature < 0.0, curvature, 0.0))
-    return centre + jnp.clip(offset, -1.0, 1.0)
+    offset = jnp.clip(_safe_divide(0.5 * (left - right), jnp.where(curvature < 0.0, curvature, 0.0)), -1.0, 1.0)
+    return centre + offset, middle + 0.5 * offset * (right - left) + 0.5 * offset**2 * curvature
 
 
 def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, t1) -> Peaks:
@@ -93,17 +101,29 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     h = t1 - t0
     fractions = jnp.linspace(0.0, 1.0, SUBDIVISIONS + 1, dtype=h.dtype)
     times = t0 + fractions * h
-    values = jax.vmap(lambda t: contact_values(mechanism, interpolation.evaluate(t)))(times)  # [s, 3, joints]
-    penetration, force = values[:, 0, :], values[:, 2, :]
     at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
+    values = jnp.concatenate([peaks.end_values[None], jax.vmap(at)(times[1:])])  # [s, 3, joints]
+    penetration, force = values[:, 0, :], values[:, 2, :]
 
-    # both maxima's vertices in one batched evaluation: each traced evaluation is a copy of
-    # the contact code in the compiled step, and the spatial joints' is large
-    vertices = jnp.concatenate([jax.vmap(_parabola_vertex, in_axes=1)(samples) for samples in (force, penetration)])
-    at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
+    # A vertex can raise a maximum only where the parabola through the samples peaks inside
+    # the step above both its samples and the running maximum; on the other steps (nearly
+    # all: free flight, monotonic stretches, contact below an earlier peak) the two
+    # evaluations are skipped, for all lanes of a batch at once (``unvmap_any`` keeps the
+    # branch a real conditional under ``vmap``).
     count = force.shape[1]
-    refined_force = jnp.maximum(jnp.max(force, axis=0), jnp.diagonal(at_vertices[:count, 2, :]))
-    refined_penetration = jnp.maximum(jnp.max(penetration, axis=0), jnp.diagonal(at_vertices[count:, 0, :]))
+    samples = jnp.concatenate([force, penetration], axis=1)
+    vertices, parabola_tops = jax.vmap(_parabola_vertex, in_axes=1)(samples)
+    running = jnp.maximum(jnp.concatenate([peaks.max_normal_force, peaks.max_penetration]), jnp.max(samples, axis=0))
+
+    def refine(vertices):  # both maxima's vertices in one batched evaluation
+        at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
+        return jnp.diagonal(at_vertices[:count, 2, :]), jnp.diagonal(at_vertices[count:, 0, :])
+
+    vertex_force, vertex_penetration = jax.lax.cond(
+        unvmap_any(jnp.any(parabola_tops > running)), refine,
+        lambda vertices: (jnp.full(count, -jnp.inf, h.dtype), jnp.full(count, -jnp.inf, h.dtype)), vertices)
+    refined_force = jnp.maximum(jnp.max(force, axis=0), vertex_force)
+    refined_penetration = jnp.maximum(jnp.max(penetration, axis=0), vertex_penetration)
 
     onsets = (penetration[:-1] <= 0.0) & (penetration[1:] > 0.0)  # [subdivisions, joints]
     first_onset = jnp.argmax(onsets, axis=0)
@@ -112,14 +132,23 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     low = times[first_onset]
     share = jnp.clip(_safe_divide(-before, after - before), 0.0, 1.0)
 
-    onset_time = low + share * h / SUBDIVISIONS
-    for _ in range(NEWTON_ITERATIONS):
-        values_at = jax.vmap(at)(onset_time)
-        delta = jnp.diagonal(values_at[:, 0, :])
-        rate = jnp.diagonal(values_at[:, 1, :])
-        onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
-    onset_rate = jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
     new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
+
+    def first_impact(onset_time):
+        for _ in range(NEWTON_ITERATIONS):
+            values_at = jax.vmap(at)(onset_time)
+            delta = jnp.diagonal(values_at[:, 0, :])
+            rate = jnp.diagonal(values_at[:, 1, :])
+            onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
+        return onset_time, jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
+
+    # A joint's first impact happens on one step of thousands: its Newton refinement runs
+    # only on a step where some joint (of some lane, when batched) has it, so the other
+    # steps skip three evaluations of the contact (``unvmap_any`` keeps the branch a real
+    # conditional under ``vmap``).
+    secant_time = low + share * h / SUBDIVISIONS
+    onset_time, onset_rate = jax.lax.cond(unvmap_any(jnp.any(new_impact)), first_impact,
+                                          lambda time: (time, jnp.full_like(time, jnp.nan)), secant_time)
 
     positive = jnp.maximum(penetration, 0.0)
     span = jnp.abs(penetration[1:] - penetration[:-1])
@@ -132,6 +161,7 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
         first_impact_velocity=jnp.where(new_impact, onset_rate, peaks.first_impact_velocity),
         num_impacts=peaks.num_impacts + jnp.sum(onsets, axis=0),
         contact_time=peaks.contact_time + jnp.sum(contact_share, axis=0) * h / SUBDIVISIONS,
+        end_values=values[-1],
     )
 
 

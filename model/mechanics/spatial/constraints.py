@@ -3,14 +3,14 @@
 ``Phi(x, t) = 0`` with ``x`` the positions and quaternions. Every row is written on the
 bodies' *frames*: positions ``r_b`` and rotation matrices ``R_b = R(p_b)``, evaluated once
 per call. The Jacobian is taken with respect to the *velocity* coordinates
-``v = [rdot, omega]``: ``Phi_v = d Phi(r + dr, R + [dtheta]x R) / d dv`` at ``dv = 0`` (first
-order in the rotation vector ``dtheta``, ground frame), by forward-mode autodiff. ``gamma``
-needs ``dPhi/dt`` and the second derivative of ``Phi`` along the motion at zero
-acceleration: both are the Taylor coefficients of ``Phi`` on the path
-``r + s rdot``, ``R + s W R + s^2/2 W^2 R``, ``t + s`` (``W = [omega]x``, constant ``v``),
-by nested forward-mode autodiff in the scalar ``s`` (Nikravesh 1988 §6; Baumgarte 1972
-stabilisation as in the planar engine). Differentiating the frames, not the quaternions,
-keeps the normalisation and the quaternion products out of the derivatives.
+``v = [rdot, omega]`` (ground frame) and written out per row type
+(:func:`constraint_jacobian`; :func:`jacobian_row_groups` gives it by blocks of rows that
+share bodies). ``gamma`` needs ``dPhi/dt`` and the second derivative of ``Phi`` along the
+motion at zero acceleration: both are written out too (:func:`constraint_jets`), from the
+rates of body-fixed vectors, ``omega x A`` and ``omega x (omega x A)`` (Nikravesh 1988 §6;
+Baumgarte 1972 stabilisation as in the planar engine). Tests check each against automatic
+differentiation: the Jacobian along the bodies' twists, the rates along the exact rotation
+of the quaternions.
 """
 
 from typing import NamedTuple
@@ -234,6 +234,26 @@ def _axial_blocks(f: Frames, joint) -> dict:
             (bearing, "v"): -axis[None], (bearing, "w"): jnp.cross(axis, from_bearing)[None]}
 
 
+def _jacobian_groups(mechanism: SpatialMechanism, x, t) -> list[dict]:
+    """``Phi_v`` of every row group (one row type of a joint, a driver, an axial row) in the
+    order of :func:`frame_constraints`, as blocks ``{(body, "v" | "w"): rows x 3}``."""
+    f = frames(mechanism, x)
+    groups = [block for joint in mechanism.joints for block in _joint_blocks(f, joint)]
+    groups += [_driver_blocks(f, mechanism.joints[driver.joint], driver, jnp.asarray(t, x.dtype))
+               for driver in mechanism.drivers if driver.kind == "constant_speed"]
+    groups += [_axial_blocks(f, joint) for joint in mechanism.cylindrical_joints if joint.axial_fixed]
+    return groups
+
+
+def _group_rows(blocks: dict) -> int:
+    return next(iter(blocks.values())).shape[0]
+
+
+def _twist_block(blocks: dict, body: int, dtype) -> Float[Array, "rows 6"]:
+    zero = jnp.zeros((_group_rows(blocks), 3), dtype)
+    return jnp.concatenate([blocks.get((body, "v"), zero), blocks.get((body, "w"), zero)], axis=1)
+
+
 def constraint_jacobian(mechanism: SpatialMechanism, x, t) -> Float[Array, "m velocities"]:
     """``Phi_v`` (m x 6 bodies), written out per row type along each body's twist
     ``[rdot, omega]`` (ground frame), in which a point moves by ``rdot - [R p]x omega`` and a
@@ -244,39 +264,181 @@ def constraint_jacobian(mechanism: SpatialMechanism, x, t) -> Float[Array, "m ve
     ``vee(asym(Q0^T R_i^T [omega_j - omega_i]x R_j))``, the matrix of that map. Tested
     against automatic differentiation of :func:`frame_constraints` on every joint type."""
     x = jnp.asarray(x)
-    f = frames(mechanism, x)
-    groups = [block for joint in mechanism.joints for block in _joint_blocks(f, joint)]
-    groups += [_driver_blocks(f, mechanism.joints[driver.joint], driver, jnp.asarray(t, x.dtype))
-               for driver in mechanism.drivers if driver.kind == "constant_speed"]
-    groups += [_axial_blocks(f, joint) for joint in mechanism.cylindrical_joints if joint.axial_fixed]
-    matrices = []
-    for blocks in groups:
-        rows = next(iter(blocks.values())).shape[0]
-        zero = jnp.zeros((rows, 3), x.dtype)
-        matrices.append(jnp.concatenate(
-            [blocks.get((body, part), zero) for body in range(mechanism.num_bodies) for part in ("v", "w")], axis=1))
-    jacobian = jnp.concatenate(matrices) if matrices else jnp.zeros((0, VELOCITY_SIZE * mechanism.num_bodies), x.dtype)
+    groups = _jacobian_groups(mechanism, x, t)
+    if not groups:
+        return jnp.zeros((0, VELOCITY_SIZE * mechanism.num_bodies), x.dtype)
+    jacobian = jnp.concatenate([
+        jnp.concatenate([_twist_block(blocks, body, x.dtype) for body in range(mechanism.num_bodies)], axis=1)
+        for blocks in groups])
     return jacobian if mechanism.kept_rows is None else jacobian[jnp.asarray(mechanism.kept_rows, dtype=int)]
 
 
-def _along_motion(mechanism: SpatialMechanism, x, v, t):
-    """``Phi`` on the path ``s -> (r + s rdot, R + s W R + s^2/2 W^2 R, t + s)``."""
+class RowGroup(NamedTuple):
+    """Constraint rows that involve the same bodies, with ``Phi_v`` on those bodies only.
+
+    ``rows``: positions in the (kept) constraint vector, ascending; ``blocks``: per body
+    (the ground excluded) the ``rows x 6`` block along its twist ``[rdot, omega]``."""
+
+    rows: tuple[int, ...]
+    blocks: dict[int, Float[Array, "rows 6"]]
+
+
+def jacobian_row_groups(mechanism: SpatialMechanism, x, t) -> list[RowGroup]:
+    """``Phi_v`` as :class:`RowGroup` s, one per set of bodies, ordered by their bodies
+    (lowest index first): the sparsity a Schur complement can use, since rows that share no
+    body are not coupled by the (block-diagonal) mass matrix. Same values as
+    :func:`constraint_jacobian`; the grouping is static (read at trace time)."""
+    x = jnp.asarray(x)
+    groups = _jacobian_groups(mechanism, x, t)
+    position = {row: k for k, row in enumerate(
+        range(sum(map(_group_rows, groups))) if mechanism.kept_rows is None else mechanism.kept_rows)}
+    merged: dict[tuple[int, ...], list] = {}
+    first = 0
+    for blocks in groups:
+        bodies = tuple(sorted({body for body, _ in blocks if body != GROUND}))
+        rows = range(first, first + _group_rows(blocks))
+        first = rows.stop
+        kept = [k for k, row in enumerate(rows) if row in position]
+        if not kept:
+            continue
+        twist_blocks = {body: _twist_block(blocks, body, x.dtype) for body in bodies}
+        if len(kept) < len(rows):
+            twist_blocks = {body: block[jnp.asarray(kept)] for body, block in twist_blocks.items()}
+        merged.setdefault(bodies, []).append(([position[rows[k]] for k in kept], twist_blocks))
+    result = []
+    for bodies in sorted(merged, key=lambda bodies: (bodies[0], bodies[-1])):
+        parts = merged[bodies]
+        result.append(RowGroup(tuple(row for rows, _ in parts for row in rows),
+                               {body: jnp.concatenate([blocks[body] for _, blocks in parts]) for body in bodies}))
+    return result
+
+
+class Jet(NamedTuple):
+    """A quantity along the motion at constant velocities: its value, its rate and its
+    second derivative (the convective part, zero acceleration)."""
+
+    value: Array
+    rate: Array
+    second: Array
+
+
+def _vector_jet(f: Frames, v, body: int, local) -> Jet:
+    """A body-fixed vector ``A = R a``: ``(A, omega x A, omega x (omega x A))``."""
+    _, rotation = _frame(f, body)
+    vector = rotation @ local
+    if body == GROUND:
+        return Jet(vector, jnp.zeros_like(vector), jnp.zeros_like(vector))
+    omega = body_twist(v, body)[1]
+    turn = jnp.cross(omega, vector)
+    return Jet(vector, turn, jnp.cross(omega, turn))
+
+
+def _point_jet(f: Frames, v, body: int, local) -> Jet:
+    """A body point ``P = r + R p``: ``(P, rdot + omega x a, omega x (omega x a))``."""
+    position, _ = _frame(f, body)
+    arm = _vector_jet(f, v, body, local)
+    velocity = jnp.zeros_like(position) if body == GROUND else body_twist(v, body)[0]
+    return Jet(position + arm.value, velocity + arm.rate, arm.second)
+
+
+def _difference(a: Jet, b: Jet) -> Jet:
+    return Jet(a.value - b.value, a.rate - b.rate, a.second - b.second)
+
+
+def _dot(a: Jet, b: Jet) -> Jet:
+    """The product rule, twice: ``(a . b)'' = a'' . b + 2 a' . b' + a . b''``."""
+    return Jet(a.value @ b.value, a.rate @ b.value + a.value @ b.rate,
+               a.second @ b.value + 2.0 * a.rate @ b.rate + a.value @ b.second)
+
+
+def _stack(jets) -> Jet:
+    return Jet(*(jnp.stack([getattr(jet, name) for jet in jets]) for name in Jet._fields))
+
+
+def _concatenate(jets) -> Jet:
+    return Jet(*(jnp.concatenate([jnp.atleast_1d(getattr(jet, name)) for jet in jets]) for name in Jet._fields))
+
+
+def _orientation_jet(f: Frames, v, joint: SpatialJoint) -> Jet:
+    """``vee(asym(M))``, ``M = Q0^T R_i^T R_j``: ``M' = Q0^T R_i^T D R_j`` and
+    ``M'' = Q0^T R_i^T (D W_j - W_i D) R_j`` with ``W = [omega]x``, ``D = W_j - W_i``."""
+    _, rotation_i = _frame(f, joint.body_i)
+    _, rotation_j = _frame(f, joint.body_j)
+    spins = [jnp.zeros((3, 3), rotation_i.dtype) if body == GROUND else _skew(body_twist(v, body)[1])
+             for body in (joint.body_i, joint.body_j)]
+    relative = spins[1] - spins[0]
+    left = rotation_matrix(joint.relative).T @ rotation_i.T
+    return Jet(*(_vee_antisymmetric(left @ middle @ rotation_j)
+                 for middle in (jnp.eye(3, dtype=left.dtype), relative, relative @ spins[1] - spins[0] @ relative)))
+
+
+def _joint_jet(f: Frames, v, joint: SpatialJoint) -> Jet:
+    """The rows of :func:`frame_joint_rows` as jets."""
+    separation = _difference(_point_jet(f, v, joint.body_j, joint.point_j),
+                             _point_jet(f, v, joint.body_i, joint.point_i + joint.offset))
+    normals = (_vector_jet(f, v, joint.body_i, joint.reference_i),
+               _vector_jet(f, v, joint.body_i, jnp.cross(joint.axis_i, joint.reference_i)))
+    axis_j = _vector_jet(f, v, joint.body_j, joint.axis_j)
+    parallel = _stack([_dot(normal, axis_j) for normal in normals])
+    on_line = _stack([_dot(normal, separation) for normal in normals])
+    if joint.kind == "spherical":
+        return separation
+    if joint.kind == "revolute":
+        return _concatenate([separation, parallel])
+    if joint.kind == "cylindrical":
+        return _concatenate([on_line, parallel])
+    if joint.kind == "prismatic":
+        return _concatenate([on_line, _orientation_jet(f, v, joint)])
+    if joint.kind == "fixed":
+        return _concatenate([separation, _orientation_jet(f, v, joint)])
+    raise ValueError(f"unknown spatial joint kind {joint.kind!r}")
+
+
+def _driver_jet(f: Frames, v, joint: SpatialJoint, driver, t) -> Jet:
+    """``sin(theta - phase) = S cos(phase) - C sin(phase)``, ``phase = angle + speed t``."""
+    reference_j = _vector_jet(f, v, joint.body_j, joint.reference_j)
+    cosine = _dot(_vector_jet(f, v, joint.body_i, joint.reference_i), reference_j)
+    sine = _dot(_vector_jet(f, v, joint.body_i, jnp.cross(joint.axis_i, joint.reference_i)), reference_j)
+    phase = driver.angle + driver.speed * t
+    cos_phase, sin_phase, speed = jnp.cos(phase), jnp.sin(phase), driver.speed
+    return Jet(sine.value * cos_phase - cosine.value * sin_phase,
+               sine.rate * cos_phase - cosine.rate * sin_phase - speed * (sine.value * sin_phase + cosine.value * cos_phase),
+               sine.second * cos_phase - cosine.second * sin_phase
+               - 2.0 * speed * (sine.rate * sin_phase + cosine.rate * cos_phase)
+               - speed**2 * (sine.value * cos_phase - cosine.value * sin_phase))
+
+
+def _axial_jet(f: Frames, v, joint) -> Jet:
+    offset = _difference(_point_jet(f, v, joint.journal_body, joint.journal_point),
+                         _point_jet(f, v, joint.bearing_body, joint.bearing_point))
+    return _dot(_vector_jet(f, v, joint.bearing_body, joint.bearing_axis), offset)
+
+
+def constraint_jets(mechanism: SpatialMechanism, x, v, t) -> Jet:
+    """``Phi``, ``dPhi/dt = Phi_v v + Phi_t`` and the convective term ``c`` (the second
+    derivative of ``Phi`` along the motion at zero acceleration) of every kept row, written
+    out with the rates of body-fixed vectors ``omega x A`` and ``omega x (omega x A)``
+    (Nikravesh 1988 §6). Tested against nested automatic differentiation along the exact
+    rotation of the quaternions."""
+    x = jnp.asarray(x)
+    t = jnp.asarray(t, x.dtype)
     f = frames(mechanism, x)
-    blocks = v.reshape(mechanism.num_bodies, 2, 3)
-    spin = _skew(blocks[:, 1])
-    turn, turn_twice = spin @ f.rotations, spin @ spin @ f.rotations
-
-    def path(s):
-        moved = Frames(f.positions + s * blocks[:, 0], f.rotations + s * turn + 0.5 * s**2 * turn_twice)
-        return frame_constraints(mechanism, moved, t + s)
-
-    return path
+    jets = [_joint_jet(f, v, joint) for joint in mechanism.joints]
+    jets += [_driver_jet(f, v, mechanism.joints[driver.joint], driver, t)
+             for driver in mechanism.drivers if driver.kind == "constant_speed"]
+    jets += [_axial_jet(f, v, joint) for joint in mechanism.cylindrical_joints if joint.axial_fixed]
+    if not jets:
+        return Jet(*([jnp.zeros((0,), x.dtype)] * 3))
+    rows = _concatenate(jets)
+    if mechanism.kept_rows is None:
+        return rows
+    kept = jnp.asarray(mechanism.kept_rows, dtype=int)
+    return Jet(rows.value[kept], rows.rate[kept], rows.second[kept])
 
 
 def constraint_rate(mechanism: SpatialMechanism, x, v, t) -> Float[Array, " m"]:
     """``dPhi/dt = Phi_v v + Phi_t``."""
-    t = jnp.asarray(t, x.dtype)
-    return jax.jvp(_along_motion(mechanism, x, v, t), (jnp.zeros_like(t),), (jnp.ones_like(t),))[1]
+    return constraint_jets(mechanism, x, v, t).rate
 
 
 def velocity_rhs(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
@@ -285,17 +447,9 @@ def velocity_rhs(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
 
 
 def acceleration_rhs(mechanism: SpatialMechanism, x, v, t) -> Float[Array, " m"]:
-    """``gamma = -c - 2 alpha dPhi/dt - beta^2 Phi`` with ``c`` the second derivative of
-    ``Phi`` along the motion at zero acceleration (``v`` held)."""
-    t = jnp.asarray(t, x.dtype)
-    path = _along_motion(mechanism, x, v, t)
-    zero, one = jnp.zeros_like(t), jnp.ones_like(t)
-
-    def rate(s):
-        return jax.jvp(path, (s,), (one,))
-
-    (phi, rate_value), (_, convective) = jax.jvp(rate, (zero,), (one,))
-    return -convective - 2.0 * mechanism.baumgarte_alpha * rate_value - mechanism.baumgarte_beta**2 * phi
+    """``gamma = -c - 2 alpha dPhi/dt - beta^2 Phi`` (Baumgarte 1972)."""
+    jets = constraint_jets(mechanism, x, v, t)
+    return -jets.second - 2.0 * mechanism.baumgarte_alpha * jets.rate - mechanism.baumgarte_beta**2 * jets.value
 
 
 def driver_rows(mechanism: SpatialMechanism) -> dict[int, int]:

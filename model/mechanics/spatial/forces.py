@@ -11,7 +11,8 @@ from jaxtyping import Array, Float
 
 from ...contact.friction import friction_force
 from ...contact.normal import normal_force
-from ...geometry.cylindrical import SliceKinematics, end_forces, safe_direction, safe_length, slice_kinematics
+from ...geometry.cylindrical import (BodyMotion, SliceKinematics, end_forces, normal_acceleration, safe_direction,
+                                     safe_length, slice_kinematics, slice_normal_acceleration)
 from ...geometry.quaternion import rotation_matrix
 from .constraints import body_pose, body_twist, point_position
 from .lubrication import slice_film_forces
@@ -235,3 +236,40 @@ def clearance_kinematics(mechanism: SpatialMechanism, x, v) -> Float[Array, "2 j
         kin = ball_kinematics(joint, x, v)
         rows.append(jnp.stack([kin.penetration, kin.normal_rate]))
     return jnp.stack(rows, axis=1) if rows else jnp.zeros((2, 0), x.dtype)
+
+
+def _body_motion(x, v, vdot, body: int) -> BodyMotion:
+    position, _ = body_pose(x, body)
+    velocity, omega = body_twist(v, body)
+    acceleration, angular_acceleration = body_twist(vdot, body)
+    return BodyMotion(position, velocity, omega, acceleration, angular_acceleration)
+
+
+def contact_normal_rates(mechanism: SpatialMechanism, x, v) -> Float[Array, " memory"]:
+    """Normal rate ``delta_dot`` (m/s) of every contact slot (each slice, each ball)."""
+    rates = [cylinder_kinematics(joint, x, v)[0].normal_rate for joint in mechanism.cylindrical_joints]
+    rates += [ball_kinematics(joint, x, v).normal_rate[None] for joint in mechanism.spherical_joints]
+    return jnp.concatenate(rates) if rates else jnp.zeros((0,), x.dtype)
+
+
+def contact_normal_accelerations(mechanism: SpatialMechanism, x, v, vdot) -> Float[Array, " memory"]:
+    """``d(delta_dot)/dt`` (m/s^2) of every contact slot (each slice, each ball) for the
+    accelerations ``vdot``: what the impact memory tracks (``model/contact/memory.py``),
+    written out (``model/geometry/cylindrical.py``) instead of differentiating the slice
+    kinematics along the motion, which cost a fifth of a spatial vector-field evaluation."""
+    parts = []
+    for joint in mechanism.cylindrical_joints:
+        kin, frame = cylinder_kinematics(joint, x, v)
+        parts.append(slice_normal_acceleration(
+            kin, _body_motion(x, v, vdot, joint.journal_body), frame.journal_centre, frame.journal_axis,
+            _body_motion(x, v, vdot, joint.bearing_body), frame.bearing_centre, frame.bearing_axis,
+            joint.slice_positions()))
+    for joint in mechanism.spherical_joints:
+        kin = ball_kinematics(joint, x, v)
+        ball, socket = _body_motion(x, v, vdot, joint.ball_body), _body_motion(x, v, vdot, joint.socket_body)
+        ball_centre = point_position(x, joint.ball_body, joint.ball_point)
+        socket_centre = point_position(x, joint.socket_body, joint.socket_point)
+        rate = ball.point_velocity(ball_centre) - socket.point_velocity(socket_centre)
+        second = ball.point_acceleration(ball_centre) - socket.point_acceleration(socket_centre)
+        parts.append(normal_acceleration(kin.eccentricity, rate, kin.normal, kin.normal_rate, kin.normal @ second)[None])
+    return jnp.concatenate(parts) if parts else jnp.zeros((0,), x.dtype)

@@ -54,6 +54,31 @@ def test_convective_term_matches_the_quaternion_path(case):
     np.testing.assert_allclose(-acceleration_rhs(mechanism, x, v, t), second, rtol=1e-9, atol=1e-9)
 
 
+def mixed_case(case):
+    """Every joint type (with offsets), the driver and the axial row, at a pose off the
+    constraints."""
+    import dataclasses
+
+    mechanism, x, v, t = case
+    kinds = ("revolute", "spherical", "cylindrical", "prismatic", "fixed")
+    joints = tuple(dataclasses.replace(joint, kind=kind, offset=jnp.asarray([1e-3, -2e-3, 5e-4]))
+                   for joint, kind in zip(mechanism.joints * 2, kinds))
+    mixed = dataclasses.replace(mechanism, joints=joints, kept_rows=None)
+    pose = x + 1e-2 * jnp.asarray(np.random.default_rng(2).normal(size=x.shape))
+    return mixed, pose, v, t
+
+
+def test_written_out_derivatives_on_every_joint_type_match_the_quaternion_path(case):
+    """The written-out rate and convective term of every row type against nested autodiff
+    along the exact quaternion rotation (Baumgarte terms off: ``-gamma`` is ``c``)."""
+    mechanism, pose, v, t = mixed_case(case)
+    path = lambda s: all_constraints(mechanism, rotated(pose, v, s, mechanism.num_bodies), t + s)  # noqa: E731
+    rate = jax.jvp(path, (0.0,), (1.0,))[1]
+    second = jax.jvp(lambda s: jax.jvp(path, (s,), (1.0,))[1], (0.0,), (1.0,))[1]
+    np.testing.assert_allclose(constraint_rate(mechanism, pose, v, t), rate, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(-acceleration_rhs(mechanism, pose, v, t), second, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("kinds", [("revolute", "spherical", "cylindrical", "prismatic", "fixed")])
 def test_written_out_jacobian_equals_automatic_differentiation(case, kinds):
     """``constraint_jacobian`` (rows written out per joint type) against ``jax.jacfwd`` of the
