@@ -20,6 +20,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .vectors import dot
+
 # |e| below which the normal is taken along the bearing's u axis (m): the force is zero there
 # (delta = -c), so the choice only has to be finite and smooth for autodiff.
 _TINY_SQUARED = 1e-36
@@ -62,7 +64,7 @@ def slice_kinematics(
     mass, ``*_centre`` the joint's centre on each body, axes unit."""
     points = journal_centre + slice_positions[:, None] * journal_axis
     offset = points - bearing_centre
-    axial = offset @ bearing_axis
+    axial = dot(offset, bearing_axis)
     eccentricity = offset - axial[:, None] * bearing_axis
     normal = safe_direction(eccentricity, bearing_u)
     penetration = safe_length(eccentricity) - clearance
@@ -73,13 +75,13 @@ def slice_kinematics(
     offset_rate = (velocity(points, journal_position, journal_velocity, journal_omega)
                    - velocity(bearing_centre, bearing_position, bearing_velocity, bearing_omega))
     axis_rate = jnp.cross(bearing_omega, bearing_axis)
-    normal_rate = jnp.sum(normal * offset_rate, axis=-1) - axial * (normal @ axis_rate)
+    normal_rate = jnp.sum(normal * offset_rate, axis=-1) - axial * (dot(normal, axis_rate))
     contact_point = bearing_centre + axial[:, None] * bearing_axis + bearing_radius * normal
     relative = (velocity(contact_point, journal_position, journal_velocity, journal_omega)
                 - velocity(contact_point, bearing_position, bearing_velocity, bearing_omega))
     slip = relative - jnp.sum(relative * normal, axis=-1)[:, None] * normal
     # d/dt [d - (d.a) a] = d_dot - (d_dot.a + d.a_dot) a - (d.a) a_dot
-    axial_rate = offset_rate @ bearing_axis + offset @ axis_rate
+    axial_rate = dot(offset_rate, bearing_axis) + dot(offset, axis_rate)
     eccentricity_rate = offset_rate - axial_rate[:, None] * bearing_axis - axial[:, None] * axis_rate
     return SliceKinematics(eccentricity, penetration, normal, axial, contact_point, normal_rate, slip,
                            eccentricity_rate)
@@ -142,7 +144,7 @@ def slice_normal_acceleration(kin: SliceKinematics, journal: BodyMotion, journal
     offset_second = journal.point_acceleration(points) - bearing.point_acceleration(bearing_centre)
     axis_rate = jnp.cross(bearing.omega, bearing_axis)
     axis_second = jnp.cross(bearing.angular_acceleration, bearing_axis) + jnp.cross(bearing.omega, axis_rate)
-    axial_rate = offset_rate @ bearing_axis + (points - bearing_centre) @ axis_rate
-    normal_second = (jnp.sum(kin.normal * offset_second, axis=-1) - 2.0 * axial_rate * (kin.normal @ axis_rate)
-                     - kin.axial * (kin.normal @ axis_second))
+    axial_rate = dot(offset_rate, bearing_axis) + dot(points - bearing_centre, axis_rate)
+    normal_second = (jnp.sum(kin.normal * offset_second, axis=-1) - 2.0 * axial_rate * (dot(kin.normal, axis_rate))
+                     - kin.axial * (dot(kin.normal, axis_second)))
     return normal_acceleration(kin.eccentricity, kin.eccentricity_rate, kin.normal, kin.normal_rate, normal_second)

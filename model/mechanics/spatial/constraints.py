@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_rate, rotation_matrix
+from ...geometry.vectors import dot
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint, SpatialMechanism
 from ..constraints import speed_driver_rows
 
@@ -45,7 +46,7 @@ def body_twist(v, body: int) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
 
 def point_position(x, body: int, local_point) -> Float[Array, "3"]:
     position, quaternion = body_pose(x, body)
-    return position + rotation_matrix(quaternion) @ local_point
+    return position + dot(rotation_matrix(quaternion), local_point)
 
 
 def point_velocity(x, v, body: int, ground_point) -> Float[Array, "3"]:
@@ -105,19 +106,19 @@ def _orientation_rows(f: Frames, joint: SpatialJoint) -> Float[Array, "3"]:
 
 def _point(f: Frames, body: int, local_point):
     position, rotation = _frame(f, body)
-    return position + rotation @ local_point
+    return position + dot(rotation, local_point)
 
 
 def frame_joint_rows(f: Frames, joint: SpatialJoint) -> Float[Array, " rows"]:
     """The rows of one ideal joint (:data:`ROWS`)."""
     _, rotation_i = _frame(f, joint.body_i)
     _, rotation_j = _frame(f, joint.body_j)
-    separation = _point(f, joint.body_j, joint.point_j) - _point(f, joint.body_i, joint.point_i) - rotation_i @ joint.offset
-    axis_i, axis_j = rotation_i @ joint.axis_i, rotation_j @ joint.axis_j
-    normal_u = rotation_i @ joint.reference_i
+    separation = _point(f, joint.body_j, joint.point_j) - _point(f, joint.body_i, joint.point_i) - dot(rotation_i, joint.offset)
+    axis_i, axis_j = dot(rotation_i, joint.axis_i), dot(rotation_j, joint.axis_j)
+    normal_u = dot(rotation_i, joint.reference_i)
     normal_w = jnp.cross(axis_i, normal_u)
-    parallel = jnp.stack([normal_u @ axis_j, normal_w @ axis_j])
-    on_line = jnp.stack([normal_u @ separation, normal_w @ separation])
+    parallel = jnp.stack([dot(normal_u, axis_j), dot(normal_w, axis_j)])
+    on_line = jnp.stack([dot(normal_u, separation), dot(normal_w, separation)])
     if joint.kind == "spherical":
         return separation
     if joint.kind == "revolute":
@@ -135,16 +136,16 @@ def _angle_vectors(f: Frames, joint: SpatialJoint) -> tuple[Array, Array, Array]
     """Body i's two normals to the joint axis and body j's reference, ground frame."""
     _, rotation_i = _frame(f, joint.body_i)
     _, rotation_j = _frame(f, joint.body_j)
-    normal_u = rotation_i @ joint.reference_i
-    normal_w = jnp.cross(rotation_i @ joint.axis_i, normal_u)
-    return normal_u, normal_w, rotation_j @ joint.reference_j
+    normal_u = dot(rotation_i, joint.reference_i)
+    normal_w = jnp.cross(dot(rotation_i, joint.axis_i), normal_u)
+    return normal_u, normal_w, dot(rotation_j, joint.reference_j)
 
 
 def frame_angle_terms(f: Frames, joint: SpatialJoint) -> tuple[Array, Array]:
     """``(cos theta, sin theta)`` of the rotation of ``j`` relative to ``i`` about the axis,
     measured from the references."""
     normal_u, normal_w, reference_j = _angle_vectors(f, joint)
-    return normal_u @ reference_j, normal_w @ reference_j
+    return dot(normal_u, reference_j), dot(normal_w, reference_j)
 
 
 def frame_axial_row(f: Frames, joint) -> Float[Array, ""]:
@@ -152,7 +153,7 @@ def frame_axial_row(f: Frames, joint) -> Float[Array, ""]:
     ``axial = "fixed"`` (the journal's centre stays in the bearing's mid-plane)."""
     _, rotation_b = _frame(f, joint.bearing_body)
     offset = _point(f, joint.journal_body, joint.journal_point) - _point(f, joint.bearing_body, joint.bearing_point)
-    return offset @ (rotation_b @ joint.bearing_axis)
+    return dot(offset, dot(rotation_b, joint.bearing_axis))
 
 
 def frame_constraints(mechanism: SpatialMechanism, f: Frames, t) -> Float[Array, " m"]:
@@ -186,12 +187,12 @@ def _joint_blocks(f: Frames, joint: SpatialJoint) -> list[dict]:
     i, j = joint.body_i, joint.body_j
     position_i, rotation_i = _frame(f, i)
     position_j, rotation_j = _frame(f, j)
-    arm_i = rotation_i @ (joint.point_i + joint.offset)
-    arm_j = rotation_j @ joint.point_j
+    arm_i = dot(rotation_i, joint.point_i + joint.offset)
+    arm_j = dot(rotation_j, joint.point_j)
     separation = position_j + arm_j - position_i - arm_i
-    axis_j = rotation_j @ joint.axis_j
-    normal_u = rotation_i @ joint.reference_i
-    normal_w = jnp.cross(rotation_i @ joint.axis_i, normal_u)
+    axis_j = dot(rotation_j, joint.axis_j)
+    normal_u = dot(rotation_i, joint.reference_i)
+    normal_w = jnp.cross(dot(rotation_i, joint.axis_i), normal_u)
     normals = jnp.stack([normal_u, normal_w])
     identity = jnp.eye(3, dtype=separation.dtype)
     separation_rows = {(j, "v"): identity, (j, "w"): -_skew(arm_j), (i, "v"): -identity, (i, "w"): _skew(arm_i)}
@@ -227,8 +228,8 @@ def _axial_blocks(f: Frames, joint) -> dict:
     journal, bearing = joint.journal_body, joint.bearing_body
     position_b, rotation_b = _frame(f, bearing)
     position_j, rotation_j = _frame(f, journal)
-    axis = rotation_b @ joint.bearing_axis
-    arm_j = rotation_j @ joint.journal_point
+    axis = dot(rotation_b, joint.bearing_axis)
+    arm_j = dot(rotation_j, joint.journal_point)
     from_bearing = position_j + arm_j - position_b  # P_J - r_B
     return {(journal, "v"): axis[None], (journal, "w"): -jnp.cross(axis, arm_j)[None],
             (bearing, "v"): -axis[None], (bearing, "w"): jnp.cross(axis, from_bearing)[None]}
@@ -325,7 +326,7 @@ class Jet(NamedTuple):
 def _vector_jet(f: Frames, v, body: int, local) -> Jet:
     """A body-fixed vector ``A = R a``: ``(A, omega x A, omega x (omega x A))``."""
     _, rotation = _frame(f, body)
-    vector = rotation @ local
+    vector = dot(rotation, local)
     if body == GROUND:
         return Jet(vector, jnp.zeros_like(vector), jnp.zeros_like(vector))
     omega = body_twist(v, body)[1]
@@ -347,8 +348,8 @@ def _difference(a: Jet, b: Jet) -> Jet:
 
 def _dot(a: Jet, b: Jet) -> Jet:
     """The product rule, twice: ``(a . b)'' = a'' . b + 2 a' . b' + a . b''``."""
-    return Jet(a.value @ b.value, a.rate @ b.value + a.value @ b.rate,
-               a.second @ b.value + 2.0 * a.rate @ b.rate + a.value @ b.second)
+    return Jet(dot(a.value, b.value), dot(a.rate, b.value) + dot(a.value, b.rate),
+               dot(a.second, b.value) + dot(2.0 * a.rate, b.rate) + dot(a.value, b.second))
 
 
 def _stack(jets) -> Jet:

@@ -14,6 +14,7 @@ from ...contact.normal import normal_force
 from ...geometry.cylindrical import (BodyMotion, SliceKinematics, end_forces, normal_acceleration, safe_direction,
                                      safe_length, slice_kinematics, slice_normal_acceleration)
 from ...geometry.quaternion import rotation_matrix
+from ...geometry.vectors import dot
 from .constraints import body_pose, body_twist, point_position
 from .lubrication import slice_film_forces
 from .mechanism import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism, SphericalClearanceJoint
@@ -63,7 +64,7 @@ def add_torque(generalised, body: int, torque):
 
 
 def _axis(x, body, local):
-    return rotation_matrix(body_pose(x, body)[1]) @ local
+    return dot(rotation_matrix(body_pose(x, body)[1]), local)
 
 
 class CylinderFrame(NamedTuple):
@@ -86,8 +87,8 @@ def cylinder_kinematics(joint: CylindricalClearanceJoint, x, v) -> tuple[SliceKi
     journal_velocity, journal_omega = body_twist(v, joint.journal_body)
     bearing_velocity, bearing_omega = body_twist(v, joint.bearing_body)
     bearing_rotation = rotation_matrix(body_pose(x, joint.bearing_body)[1])
-    bearing_axis, bearing_u, bearing_w = (bearing_rotation @ joint.bearing_axis, bearing_rotation @ joint.bearing_u,
-                                          bearing_rotation @ joint.bearing_w)
+    bearing_axis, bearing_u, bearing_w = (dot(bearing_rotation, joint.bearing_axis), dot(bearing_rotation, joint.bearing_u),
+                                          dot(bearing_rotation, joint.bearing_w))
     journal_axis = _axis(x, joint.journal_body, joint.journal_axis)
     journal_centre = point_position(x, joint.journal_body, joint.journal_point)
     bearing_centre = point_position(x, joint.bearing_body, joint.bearing_point)
@@ -121,8 +122,8 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
     normal_vectors = f_normal[:, None] * kin.normal
     end_a, end_b = end_forces(normal_vectors, kin.axial, joint.length)
     centre_offset = journal_centre - bearing_centre
-    eccentricity = jnp.stack([centre_offset @ bearing_u, centre_offset @ bearing_w, centre_offset @ bearing_axis])
-    tilt = jnp.arctan2(safe_length(jnp.cross(journal_axis, bearing_axis)), journal_axis @ bearing_axis)
+    eccentricity = jnp.stack([dot(centre_offset, bearing_u), dot(centre_offset, bearing_w), dot(centre_offset, bearing_axis)])
+    tilt = jnp.arctan2(safe_length(jnp.cross(journal_axis, bearing_axis)), dot(journal_axis, bearing_axis))
     deepest = jnp.argmax(kin.penetration)
     summary = (eccentricity, tilt, jnp.max(kin.penetration), safe_length(jnp.sum(normal_vectors, axis=0)),
                safe_length(end_a), safe_length(end_b),
@@ -164,7 +165,7 @@ def ball_kinematics(joint: SphericalClearanceJoint, x, v) -> BallKinematics:
             - velocity(socket_centre, socket_position, socket_velocity, socket_omega)) @ normal
     relative = (velocity(contact_point, ball_position, ball_velocity, ball_omega)
                 - velocity(contact_point, socket_position, socket_velocity, socket_omega))
-    slip = relative - (relative @ normal) * normal
+    slip = relative - (dot(relative, normal)) * normal
     return BallKinematics(eccentricity, normal, penetration, rate, contact_point, slip)
 
 
@@ -271,5 +272,5 @@ def contact_normal_accelerations(mechanism: SpatialMechanism, x, v, vdot) -> Flo
         socket_centre = point_position(x, joint.socket_body, joint.socket_point)
         rate = ball.point_velocity(ball_centre) - socket.point_velocity(socket_centre)
         second = ball.point_acceleration(ball_centre) - socket.point_acceleration(socket_centre)
-        parts.append(normal_acceleration(kin.eccentricity, rate, kin.normal, kin.normal_rate, kin.normal @ second)[None])
+        parts.append(normal_acceleration(kin.eccentricity, rate, kin.normal, kin.normal_rate, dot(kin.normal, second))[None])
     return jnp.concatenate(parts) if parts else jnp.zeros((0,), x.dtype)
