@@ -52,6 +52,7 @@ class SliceKinematics(NamedTuple):
     normal_rate: Float[Array, " slices"]
     slip: Float[Array, "slices 3"]  # tangential relative velocity, journal minus bearing
     eccentricity_rate: Float[Array, "slices 3"]  # de_k/dt in the ground frame (m/s)
+    axial_rate: Float[Array, " slices"]  # d(d_k . a_B)/dt (m/s)
 
 
 def slice_kinematics(
@@ -75,7 +76,7 @@ def slice_kinematics(
     offset_rate = (velocity(points, journal_position, journal_velocity, journal_omega)
                    - velocity(bearing_centre, bearing_position, bearing_velocity, bearing_omega))
     axis_rate = jnp.cross(bearing_omega, bearing_axis)
-    normal_rate = jnp.sum(normal * offset_rate, axis=-1) - axial * (dot(normal, axis_rate))
+    normal_rate = jnp.sum(normal * offset_rate, axis=-1) - axial * dot(normal, axis_rate)
     contact_point = bearing_centre + axial[:, None] * bearing_axis + bearing_radius * normal
     relative = (velocity(contact_point, journal_position, journal_velocity, journal_omega)
                 - velocity(contact_point, bearing_position, bearing_velocity, bearing_omega))
@@ -84,7 +85,7 @@ def slice_kinematics(
     axial_rate = dot(offset_rate, bearing_axis) + dot(offset, axis_rate)
     eccentricity_rate = offset_rate - axial_rate[:, None] * bearing_axis - axial[:, None] * axis_rate
     return SliceKinematics(eccentricity, penetration, normal, axial, contact_point, normal_rate, slip,
-                           eccentricity_rate)
+                           eccentricity_rate, axial_rate)
 
 
 def end_forces(slice_forces: Float[Array, "slices 3"], slice_positions: Float[Array, " slices"], length
@@ -113,18 +114,13 @@ def normal_acceleration(eccentricity, eccentricity_rate, normal, normal_rate, no
 
 
 class BodyMotion(NamedTuple):
-    """A rigid body's centre of mass ``position`` (m), ``velocity`` (m/s), ``acceleration``
-    (m/s^2), angular velocity ``omega`` (rad/s) and ``angular_acceleration`` (rad/s^2),
-    ground frame."""
+    """A rigid body's centre of mass ``position`` (m) and ``acceleration`` (m/s^2), its
+    angular velocity ``omega`` (rad/s) and ``angular_acceleration`` (rad/s^2), ground frame."""
 
     position: Float[Array, "3"]
-    velocity: Float[Array, "3"]
     omega: Float[Array, "3"]
     acceleration: Float[Array, "3"]
     angular_acceleration: Float[Array, "3"]
-
-    def point_velocity(self, point):
-        return self.velocity + jnp.cross(self.omega, point - self.position)
 
     def point_acceleration(self, point):
         """``a + alpha x r + omega x (omega x r)`` of the body-fixed ``point``."""
@@ -137,14 +133,12 @@ def slice_normal_acceleration(kin: SliceKinematics, journal: BodyMotion, journal
                               ) -> Float[Array, " slices"]:
     """``d(delta_dot_k)/dt`` (m/s^2) of every slice for the bodies' accelerations, written
     out: with ``s = d . a_B``, ``n . e_ddot = n . d_ddot - 2 s_dot (n . a_B_dot) - s (n . a_B_ddot)``
-    (``n`` is normal to ``a_B``), ``s_dot = d_dot . a_B + d . a_B_dot``,
+    (``n`` is normal to ``a_B``), ``s_dot`` from :func:`slice_kinematics`,
     ``a_B_dot = omega_B x a_B`` and ``a_B_ddot = alpha_B x a_B + omega_B x (omega_B x a_B)``."""
     points = journal_centre + slice_positions[:, None] * journal_axis
-    offset_rate = journal.point_velocity(points) - bearing.point_velocity(bearing_centre)
     offset_second = journal.point_acceleration(points) - bearing.point_acceleration(bearing_centre)
     axis_rate = jnp.cross(bearing.omega, bearing_axis)
     axis_second = jnp.cross(bearing.angular_acceleration, bearing_axis) + jnp.cross(bearing.omega, axis_rate)
-    axial_rate = dot(offset_rate, bearing_axis) + dot(points - bearing_centre, axis_rate)
-    normal_second = (jnp.sum(kin.normal * offset_second, axis=-1) - 2.0 * axial_rate * (dot(kin.normal, axis_rate))
-                     - kin.axial * (dot(kin.normal, axis_second)))
+    normal_second = (jnp.sum(kin.normal * offset_second, axis=-1) - 2.0 * kin.axial_rate * dot(kin.normal, axis_rate)
+                     - kin.axial * dot(kin.normal, axis_second))
     return normal_acceleration(kin.eccentricity, kin.eccentricity_rate, kin.normal, kin.normal_rate, normal_second)

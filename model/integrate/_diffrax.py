@@ -1,4 +1,4 @@
-"""Every diffrax internal the model relies on, in one place.
+"""Every diffrax and equinox internal the model relies on, in one place.
 
 The refilling-lane ensemble (``ensemble.py``) mirrors the loop body of ``diffeqsolve`` and
 so needs three things diffrax does not export: the integer code behind a ``RESULTS`` item
@@ -6,11 +6,15 @@ so needs three things diffrax does not export: the integer code behind a ``RESUL
 wrapper ``diffeqsolve`` puts around a user's term, which Rosenbrock solvers unwrap). They
 are stable within a diffrax minor version; ``pyproject.toml`` pins the one tested
 (``diffrax>=0.7,<0.8``), and this module is the only file to revisit when moving on.
+The peak reduction (``peaks.py``) also needs equinox's ``unvmap_any``, the reduction over a
+``vmap`` batch that diffrax itself uses to keep a ``lax.cond`` a real conditional inside a
+batched solve (``equinox>=0.11.4,<0.14``).
 """
 
 import diffrax
 import jax.numpy as jnp
 from diffrax._term import WrapTerm as WrapTerm  # noqa: F401 - re-exported
+from equinox.internal import unvmap_any as unvmap_any  # noqa: F401 - re-exported
 from jaxtyping import Array, Int
 
 RESULT_SUCCESSFUL = 0

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import diffrax
 import equinox as eqx
-from equinox.internal import unvmap_any
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..mechanics.interface import AbstractMechanism
+from ._diffrax import unvmap_any
 
 SUBDIVISIONS = 4
 NEWTON_ITERATIONS = 2

@@ -96,42 +96,6 @@ def _vee_antisymmetric(matrix):
     return 0.5 * jnp.stack([matrix[2, 1] - matrix[1, 2], matrix[0, 2] - matrix[2, 0], matrix[1, 0] - matrix[0, 1]])
 
 
-def _orientation_rows(f: Frames, joint: SpatialJoint) -> Float[Array, "3"]:
-    """``vee`` of the antisymmetric part of ``Q0^T R_i^T R_j`` (``Q0 = R(relative)``, the
-    relative orientation at t = 0): zero when it is kept, with a regular Jacobian there."""
-    _, rotation_i = _frame(f, joint.body_i)
-    _, rotation_j = _frame(f, joint.body_j)
-    return _vee_antisymmetric(rotation_matrix(joint.relative).T @ rotation_i.T @ rotation_j)
-
-
-def _point(f: Frames, body: int, local_point):
-    position, rotation = _frame(f, body)
-    return position + dot(rotation, local_point)
-
-
-def frame_joint_rows(f: Frames, joint: SpatialJoint) -> Float[Array, " rows"]:
-    """The rows of one ideal joint (:data:`ROWS`)."""
-    _, rotation_i = _frame(f, joint.body_i)
-    _, rotation_j = _frame(f, joint.body_j)
-    separation = _point(f, joint.body_j, joint.point_j) - _point(f, joint.body_i, joint.point_i) - dot(rotation_i, joint.offset)
-    axis_i, axis_j = dot(rotation_i, joint.axis_i), dot(rotation_j, joint.axis_j)
-    normal_u = dot(rotation_i, joint.reference_i)
-    normal_w = jnp.cross(axis_i, normal_u)
-    parallel = jnp.stack([dot(normal_u, axis_j), dot(normal_w, axis_j)])
-    on_line = jnp.stack([dot(normal_u, separation), dot(normal_w, separation)])
-    if joint.kind == "spherical":
-        return separation
-    if joint.kind == "revolute":
-        return jnp.concatenate([separation, parallel])
-    if joint.kind == "cylindrical":
-        return jnp.concatenate([on_line, parallel])
-    if joint.kind == "prismatic":
-        return jnp.concatenate([on_line, _orientation_rows(f, joint)])
-    if joint.kind == "fixed":
-        return jnp.concatenate([separation, _orientation_rows(f, joint)])
-    raise ValueError(f"unknown spatial joint kind {joint.kind!r}")
-
-
 def _angle_vectors(f: Frames, joint: SpatialJoint) -> tuple[Array, Array, Array]:
     """Body i's two normals to the joint axis and body j's reference, ground frame."""
     _, rotation_i = _frame(f, joint.body_i)
@@ -141,33 +105,11 @@ def _angle_vectors(f: Frames, joint: SpatialJoint) -> tuple[Array, Array, Array]
     return normal_u, normal_w, dot(rotation_j, joint.reference_j)
 
 
-def frame_angle_terms(f: Frames, joint: SpatialJoint) -> tuple[Array, Array]:
-    """``(cos theta, sin theta)`` of the rotation of ``j`` relative to ``i`` about the axis,
-    measured from the references."""
-    normal_u, normal_w, reference_j = _angle_vectors(f, joint)
-    return dot(normal_u, reference_j), dot(normal_w, reference_j)
-
-
-def frame_axial_row(f: Frames, joint) -> Float[Array, ""]:
-    """``(P_J - P_B) . a_B = 0``: the ideal axial row of a cylindrical clearance joint with
-    ``axial = "fixed"`` (the journal's centre stays in the bearing's mid-plane)."""
-    _, rotation_b = _frame(f, joint.bearing_body)
-    offset = _point(f, joint.journal_body, joint.journal_point) - _point(f, joint.bearing_body, joint.bearing_point)
-    return dot(offset, dot(rotation_b, joint.bearing_axis))
-
-
 def frame_constraints(mechanism: SpatialMechanism, f: Frames, t) -> Float[Array, " m"]:
-    """Joint rows, one row ``sin(theta - angle - speed t)`` per speed driver (no wrap), then
-    the axial rows of the cylindrical clearance joints with ``axial = "fixed"``."""
-    parts = [frame_joint_rows(f, joint) for joint in mechanism.joints]
-    for driver in mechanism.drivers:
-        if driver.kind == "constant_speed":
-            cos_theta, sin_theta = frame_angle_terms(f, mechanism.joints[driver.joint])
-            phase = driver.angle + driver.speed * t
-            parts.append((sin_theta * jnp.cos(phase) - cos_theta * jnp.sin(phase))[None])
-    parts += [frame_axial_row(f, joint)[None] for joint in mechanism.cylindrical_joints if joint.axial_fixed]
-    rows = jnp.concatenate(parts) if parts else jnp.zeros((0,), f.positions.dtype)
-    return rows if mechanism.kept_rows is None else rows[jnp.asarray(mechanism.kept_rows, dtype=int)]
+    """Joint rows (:data:`ROWS`), one row ``sin(theta - angle - speed t)`` per speed driver
+    (no wrap), then the axial rows of the cylindrical clearance joints with
+    ``axial = "fixed"``; the kept rows only. The values of :func:`frame_jets`."""
+    return frame_jets(mechanism, f, jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, f.positions.dtype), t).value
 
 
 def all_constraints(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
@@ -237,7 +179,7 @@ def _axial_blocks(f: Frames, joint) -> dict:
 
 def _jacobian_groups(mechanism: SpatialMechanism, x, t) -> list[dict]:
     """``Phi_v`` of every row group (one row type of a joint, a driver, an axial row) in the
-    order of :func:`frame_constraints`, as blocks ``{(body, "v" | "w"): rows x 3}``."""
+    order of :func:`frame_jets`, as blocks ``{(body, "v" | "w"): rows x 3}``."""
     f = frames(mechanism, x)
     groups = [block for joint in mechanism.joints for block in _joint_blocks(f, joint)]
     groups += [_driver_blocks(f, mechanism.joints[driver.joint], driver, jnp.asarray(t, x.dtype))
@@ -361,8 +303,10 @@ def _concatenate(jets) -> Jet:
 
 
 def _orientation_jet(f: Frames, v, joint: SpatialJoint) -> Jet:
-    """``vee(asym(M))``, ``M = Q0^T R_i^T R_j``: ``M' = Q0^T R_i^T D R_j`` and
-    ``M'' = Q0^T R_i^T (D W_j - W_i D) R_j`` with ``W = [omega]x``, ``D = W_j - W_i``."""
+    """The orientation rows ``vee(asym(M))``, ``M = Q0^T R_i^T R_j`` (``Q0 = R(relative)``,
+    the relative orientation at t = 0): zero when it is kept, with a regular Jacobian there.
+    ``M' = Q0^T R_i^T D R_j`` and ``M'' = Q0^T R_i^T (D W_j - W_i D) R_j`` with
+    ``W = [omega]x``, ``D = W_j - W_i``."""
     _, rotation_i = _frame(f, joint.body_i)
     _, rotation_j = _frame(f, joint.body_j)
     spins = [jnp.zeros((3, 3), rotation_i.dtype) if body == GROUND else _skew(body_twist(v, body)[1])
@@ -374,7 +318,9 @@ def _orientation_jet(f: Frames, v, joint: SpatialJoint) -> Jet:
 
 
 def _joint_jet(f: Frames, v, joint: SpatialJoint) -> Jet:
-    """The rows of :func:`frame_joint_rows` as jets."""
+    """The rows of one ideal joint (:data:`ROWS`): the separation of its points, the
+    parallel axes (normals of body i dotted with body j's axis), the separation along the
+    normals (on the axis) and the kept relative orientation, as the joint kind needs."""
     separation = _difference(_point_jet(f, v, joint.body_j, joint.point_j),
                              _point_jet(f, v, joint.body_i, joint.point_i + joint.offset))
     normals = (_vector_jet(f, v, joint.body_i, joint.reference_i),
@@ -415,26 +361,30 @@ def _axial_jet(f: Frames, v, joint) -> Jet:
     return _dot(_vector_jet(f, v, joint.bearing_body, joint.bearing_axis), offset)
 
 
-def constraint_jets(mechanism: SpatialMechanism, x, v, t) -> Jet:
+def frame_jets(mechanism: SpatialMechanism, f: Frames, v, t) -> Jet:
     """``Phi``, ``dPhi/dt = Phi_v v + Phi_t`` and the convective term ``c`` (the second
     derivative of ``Phi`` along the motion at zero acceleration) of every kept row, written
     out with the rates of body-fixed vectors ``omega x A`` and ``omega x (omega x A)``
     (Nikravesh 1988 §6). Tested against nested automatic differentiation along the exact
     rotation of the quaternions."""
-    x = jnp.asarray(x)
-    t = jnp.asarray(t, x.dtype)
-    f = frames(mechanism, x)
+    t = jnp.asarray(t, f.positions.dtype)
     jets = [_joint_jet(f, v, joint) for joint in mechanism.joints]
     jets += [_driver_jet(f, v, mechanism.joints[driver.joint], driver, t)
              for driver in mechanism.drivers if driver.kind == "constant_speed"]
     jets += [_axial_jet(f, v, joint) for joint in mechanism.cylindrical_joints if joint.axial_fixed]
     if not jets:
-        return Jet(*([jnp.zeros((0,), x.dtype)] * 3))
+        return Jet(*([jnp.zeros((0,), f.positions.dtype)] * 3))
     rows = _concatenate(jets)
     if mechanism.kept_rows is None:
         return rows
     kept = jnp.asarray(mechanism.kept_rows, dtype=int)
     return Jet(rows.value[kept], rows.rate[kept], rows.second[kept])
+
+
+def constraint_jets(mechanism: SpatialMechanism, x, v, t) -> Jet:
+    """:func:`frame_jets` at positions ``x`` and velocities ``v``."""
+    x = jnp.asarray(x)
+    return frame_jets(mechanism, frames(mechanism, x), v, t)
 
 
 def constraint_rate(mechanism: SpatialMechanism, x, v, t) -> Float[Array, " m"]:

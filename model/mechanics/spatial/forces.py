@@ -15,7 +15,7 @@ from ...geometry.cylindrical import (BodyMotion, SliceKinematics, end_forces, no
                                      safe_length, slice_kinematics, slice_normal_acceleration)
 from ...geometry.quaternion import rotation_matrix
 from ...geometry.vectors import dot
-from .constraints import body_pose, body_twist, point_position
+from .constraints import body_pose, body_twist, point_position, point_velocity
 from .lubrication import slice_film_forces
 from .mechanism import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism, SphericalClearanceJoint
 
@@ -165,7 +165,7 @@ def ball_kinematics(joint: SphericalClearanceJoint, x, v) -> BallKinematics:
             - velocity(socket_centre, socket_position, socket_velocity, socket_omega)) @ normal
     relative = (velocity(contact_point, ball_position, ball_velocity, ball_omega)
                 - velocity(contact_point, socket_position, socket_velocity, socket_omega))
-    slip = relative - (dot(relative, normal)) * normal
+    slip = relative - dot(relative, normal) * normal
     return BallKinematics(eccentricity, normal, penetration, rate, contact_point, slip)
 
 
@@ -241,9 +241,8 @@ def clearance_kinematics(mechanism: SpatialMechanism, x, v) -> Float[Array, "2 j
 
 def _body_motion(x, v, vdot, body: int) -> BodyMotion:
     position, _ = body_pose(x, body)
-    velocity, omega = body_twist(v, body)
     acceleration, angular_acceleration = body_twist(vdot, body)
-    return BodyMotion(position, velocity, omega, acceleration, angular_acceleration)
+    return BodyMotion(position, body_twist(v, body)[1], acceleration, angular_acceleration)
 
 
 def contact_normal_rates(mechanism: SpatialMechanism, x, v) -> Float[Array, " memory"]:
@@ -270,7 +269,7 @@ def contact_normal_accelerations(mechanism: SpatialMechanism, x, v, vdot) -> Flo
         ball, socket = _body_motion(x, v, vdot, joint.ball_body), _body_motion(x, v, vdot, joint.socket_body)
         ball_centre = point_position(x, joint.ball_body, joint.ball_point)
         socket_centre = point_position(x, joint.socket_body, joint.socket_point)
-        rate = ball.point_velocity(ball_centre) - socket.point_velocity(socket_centre)
+        rate = point_velocity(x, v, joint.ball_body, ball_centre) - point_velocity(x, v, joint.socket_body, socket_centre)
         second = ball.point_acceleration(ball_centre) - socket.point_acceleration(socket_centre)
         parts.append(normal_acceleration(kin.eccentricity, rate, kin.normal, kin.normal_rate, dot(kin.normal, second))[None])
     return jnp.concatenate(parts) if parts else jnp.zeros((0,), x.dtype)
