@@ -5,15 +5,24 @@
   resolve that, so the package enables JAX's 64-bit mode as soon as any part of it is
   imported.
 - **XLA's CPU code generator.** A mechanism's vector field is a few thousand scalar
-  operations with no large arrays. For such programs the fusion emitters, the default of
-  XLA's CPU backend in jaxlib 0.10, spend 1.4-2x longer compiling than its elemental
-  emitters and the code they emit is no faster. Measured on this project's 2-core
-  machine (compile of one ``jit(simulate)``, Flores slider-crank): planar 5.2 s against
-  2.7 s, spatial 17.5 s against 12.7 s, flexible 7.4 s against 3.6 s; the refilling-lane
-  sweep of 64 Flores points ran 13.6 against 15.7 simulations per second. Importing the
-  package therefore adds ``--xla_cpu_use_fusion_emitters=false`` to ``XLA_FLAGS`` unless
-  the user set that flag; like any XLA flag it takes effect only if JAX has not yet
-  started its CPU backend in the process (import ``model`` before the first computation).
+  operations on arrays of a few elements per lane; two of XLA's CPU defaults in jaxlib
+  0.10 cost time there, so importing the package adds both flags below to ``XLA_FLAGS``
+  (each unless the user set it). Like any XLA flag they take effect only if JAX has not
+  yet started its CPU backend in the process (import ``model`` before the first
+  computation).
+
+  - ``--xla_cpu_use_fusion_emitters=false``: the fusion emitters spend 1.4-2x longer
+    compiling than the elemental emitters and the code they emit is no faster. Measured
+    on this project's 2-core machine (compile of one ``jit(simulate)``, Flores
+    slider-crank): planar 5.2 s against 2.7 s, spatial 17.5 s against 12.7 s, flexible
+    7.4 s against 3.6 s; the refilling-lane sweep of 64 Flores points ran 13.6 against
+    15.7 simulations per second.
+  - ``--xla_cpu_experimental_ynn_fusion_type=`` (empty: none): by default XLA hands
+    reductions and small matrix products to the YNNPACK library, one call per fusion,
+    which for a product of 5 x 6 blocks over 32 lanes took 6-30 us where the elemental
+    loop takes about 1 us. With the products written as a broadcast and a sum
+    (:mod:`model.geometry.vectors`), one evaluation of the spatial slider-crank's vector
+    field fell from 3.0 to 1.9 us per lane at 32 lanes.
 """
 
 import os
@@ -24,10 +33,10 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-FAST_COMPILING_CPU_FLAGS = ("--xla_cpu_use_fusion_emitters=false",)
-# XLA aborts the process on a flag it does not know; tested with jaxlib 0.10.2, so applied
-# from 0.10 on and not to older releases.
-_FAST_COMPILING_SINCE = (0, 10)
+CPU_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_cpu_experimental_ynn_fusion_type=")
+# XLA aborts the process on a flag it does not know: both are in jaxlib 0.10.0 to 0.10.2 (read
+# from the libraries; runs tested with 0.10.2), so they are applied from 0.10 on and not before.
+_CPU_FLAGS_SINCE = (0, 10)
 
 
 def add_xla_flags(flags: Sequence[str]) -> None:
@@ -47,5 +56,5 @@ def _jaxlib_version() -> tuple[int, ...]:
         return (0, 0)
 
 
-if _jaxlib_version() >= _FAST_COMPILING_SINCE:
-    add_xla_flags(FAST_COMPILING_CPU_FLAGS)
+if _jaxlib_version() >= _CPU_FLAGS_SINCE:
+    add_xla_flags(CPU_FLAGS)

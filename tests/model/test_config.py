@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from model._config import FAST_COMPILING_CPU_FLAGS, add_xla_flags
+from model._config import CPU_FLAGS, add_xla_flags
 
 PROBE = (
     "import os, model, jax, jax.numpy as jnp;"
@@ -27,12 +27,13 @@ def _probe(xla_flags: str | None) -> list[str]:
 def test_import_sets_float64_and_a_flag_xla_accepts():
     values, flags = _probe(None)
     assert values == "float64 5.0"
-    assert flags.split() == list(FAST_COMPILING_CPU_FLAGS)
+    assert flags.split() == list(CPU_FLAGS)
 
 
 def test_the_users_xla_flags_are_kept():
     _, flags = _probe("--xla_cpu_use_fusion_emitters=true --xla_cpu_multi_thread_eigen=false")
-    assert flags.split() == ["--xla_cpu_use_fusion_emitters=true", "--xla_cpu_multi_thread_eigen=false"]
+    assert flags.split() == ["--xla_cpu_use_fusion_emitters=true", "--xla_cpu_multi_thread_eigen=false",
+                             *CPU_FLAGS[1:]]
 
 
 def test_add_xla_flags_appends_once(monkeypatch: pytest.MonkeyPatch):

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_rate, rotation_matrix
-from ...geometry.vectors import dot
+from ...geometry.vectors import dot, matmul
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint, SpatialMechanism
 from ..constraints import speed_driver_rows
 
@@ -120,7 +120,7 @@ def all_constraints(mechanism: SpatialMechanism, x, t) -> Float[Array, " m"]:
 def _vee_rows(a, b) -> Float[Array, "3 3"]:
     """The matrix ``C`` with ``vee(asym(a [w]x b)) = C w``: the first-order change of the
     orientation rows when the relative rotation turns by ``w``."""
-    return jnp.stack([_vee_antisymmetric(a @ _skew(axis) @ b) for axis in jnp.eye(3, dtype=a.dtype)], axis=1)
+    return jnp.stack([_vee_antisymmetric(matmul(matmul(a, _skew(axis)), b)) for axis in jnp.eye(3, dtype=a.dtype)], axis=1)
 
 
 def _joint_blocks(f: Frames, joint: SpatialJoint) -> list[dict]:
@@ -148,7 +148,7 @@ def _joint_blocks(f: Frames, joint: SpatialJoint) -> list[dict]:
         return [separation_rows, parallel_rows]
     if joint.kind == "cylindrical":
         return [on_line_rows, parallel_rows]
-    orientation = _vee_rows(rotation_matrix(joint.relative).T @ rotation_i.T, rotation_j)
+    orientation = _vee_rows(matmul(rotation_matrix(joint.relative).T, rotation_i.T), rotation_j)
     orientation_rows = {(j, "w"): orientation, (i, "w"): -orientation}
     if joint.kind == "prismatic":
         return [on_line_rows, orientation_rows]
@@ -312,9 +312,10 @@ def _orientation_jet(f: Frames, v, joint: SpatialJoint) -> Jet:
     spins = [jnp.zeros((3, 3), rotation_i.dtype) if body == GROUND else _skew(body_twist(v, body)[1])
              for body in (joint.body_i, joint.body_j)]
     relative = spins[1] - spins[0]
-    left = rotation_matrix(joint.relative).T @ rotation_i.T
-    return Jet(*(_vee_antisymmetric(left @ middle @ rotation_j)
-                 for middle in (jnp.eye(3, dtype=left.dtype), relative, relative @ spins[1] - spins[0] @ relative)))
+    left = matmul(rotation_matrix(joint.relative).T, rotation_i.T)
+    return Jet(*(_vee_antisymmetric(matmul(matmul(left, middle), rotation_j))
+                 for middle in (jnp.eye(3, dtype=left.dtype), relative,
+                                matmul(relative, spins[1]) - matmul(spins[0], relative))))
 
 
 def _joint_jet(f: Frames, v, joint: SpatialJoint) -> Jet:

@@ -18,8 +18,9 @@ from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
 from ...geometry.quaternion import rotation_matrix
+from ...geometry.vectors import dot, times_transpose
 from ..dynamics import spd_solve
-from .constraints import (acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
+from .constraints import (acceleration_rhs, all_constraints, frames, body_pose, body_twist, constraint_jacobian,
                           jacobian_row_groups,
                           driver_rows, position_rate, velocity_rhs)
 from .beams import beam_forces
@@ -49,7 +50,7 @@ class SpatialEvaluation(NamedTuple):
 def world_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
     """``R J R^T`` per body."""
     rotations = jnp.stack([rotation_matrix(body_pose(x, b)[1]) for b in range(mechanism.num_bodies)])
-    return rotations @ mechanism.inertias @ jnp.swapaxes(rotations, -1, -2)
+    return times_transpose(times_transpose(rotations, mechanism.inertias), rotations)
 
 
 def inverse_3x3(matrices: Float[Array, "... 3 3"]) -> Float[Array, "... 3 3"]:
@@ -64,23 +65,23 @@ def inverse_3x3(matrices: Float[Array, "... 3 3"]) -> Float[Array, "... 3 3"]:
 def world_inverse_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
     """``R J^-1 R^T`` per body: the inverse of :func:`world_inertias` (R is orthogonal)."""
     rotations = jnp.stack([rotation_matrix(body_pose(x, b)[1]) for b in range(mechanism.num_bodies)])
-    return rotations @ inverse_3x3(mechanism.inertias) @ jnp.swapaxes(rotations, -1, -2)
+    return times_transpose(times_transpose(rotations, inverse_3x3(mechanism.inertias)), rotations)
 
 
 def _inverse_mass_apply(mechanism, inverse_inertias, vectors):
     """``M^-1`` applied to the last axis of ``vectors`` (... x 6 bodies)."""
     blocks = vectors.reshape(vectors.shape[:-1] + (mechanism.num_bodies, 2, 3))
     linear = blocks[..., 0, :] / mechanism.masses[:, None]
-    angular = jnp.einsum("bij,...bj->...bi", inverse_inertias, blocks[..., 1, :])
+    angular = dot(inverse_inertias, blocks[..., 1, None, :])
     return jnp.stack([linear, angular], axis=-2).reshape(vectors.shape)
 
 
 def gyroscopic_forces(mechanism: SpatialMechanism, x, v) -> Float[Array, " velocities"]:
-    """``-omega x (I omega)`` on the angular rows. (Forming ``I = R J R^T`` measured faster
-    in the lanes than ``R (J (R^T omega))``, 3.4x against 3.7x the planar sweep's cost:
-    XLA shares the rotations with :func:`world_inverse_inertias`.)"""
+    """``-omega x (I omega)`` on the angular rows, ``I omega = R (J (R^T omega))``."""
     omegas = v.reshape(mechanism.num_bodies, 2, 3)[:, 1, :]
-    momenta = jnp.einsum("bij,bj->bi", world_inertias(mechanism, x), omegas)
+    rotations = frames(mechanism, x).rotations
+    body_omegas = jnp.sum(rotations * omegas[:, :, None], axis=1)  # R^T omega
+    momenta = dot(rotations, dot(mechanism.inertias, body_omegas[:, None, :])[:, None, :])
     torques = -jnp.cross(omegas, momenta)
     return jnp.stack([jnp.zeros_like(torques), torques], axis=1).reshape(-1)
 
@@ -110,8 +111,9 @@ def constrained_accelerations(mechanism: SpatialMechanism, groups, inverse_inert
     factorisation skips the zero blocks and their structural fill."""
     dtype = applied.dtype
 
-    def weighted(block, body):  # J_b M_b^-1
-        return jnp.concatenate([block[:, :3] / mechanism.masses[body], block[:, 3:] @ inverse_inertias[body]], axis=1)
+    def weighted(block, body):  # J_b M_b^-1; the inverse inertia is symmetric
+        angular = times_transpose(block[:, 3:], inverse_inertias[body])
+        return jnp.concatenate([block[:, :3] / mechanism.masses[body], angular], axis=1)
 
     weighted_blocks = [{body: weighted(block, body) for body, block in group.blocks.items()} for group in groups]
     body_forces = [applied[VELOCITY_SIZE * body : VELOCITY_SIZE * (body + 1)] for body in range(mechanism.num_bodies)]
@@ -120,10 +122,10 @@ def constrained_accelerations(mechanism: SpatialMechanism, groups, inverse_inert
     for g, group in enumerate(groups):
         for h, other in enumerate(groups):
             products[g, h] = products[h, g].T if h < g else sum(  # the complement is symmetric
-                (weighted_blocks[g][body] @ other.blocks[body].T for body in shared[g][h]),
+                (times_transpose(weighted_blocks[g][body], other.blocks[body]) for body in shared[g][h]),
                 start=jnp.zeros((len(group.rows), len(other.rows)), dtype))
     schur_rows = [jnp.concatenate([products[g, h] for h in range(len(groups))], axis=1) for g in range(len(groups))]
-    rhs = jnp.concatenate([sum(weighted_blocks[g][body] @ body_forces[body] for body in group.blocks)
+    rhs = jnp.concatenate([sum(dot(weighted_blocks[g][body], body_forces[body]) for body in group.blocks)
                            - _take(gamma, group.rows) for g, group in enumerate(groups)])
     solution = spd_solve(jnp.concatenate(schur_rows), rhs, _block_pattern(groups, shared))
     reactions = [jnp.zeros(VELOCITY_SIZE, dtype) for _ in range(mechanism.num_bodies)]
@@ -132,7 +134,7 @@ def constrained_accelerations(mechanism: SpatialMechanism, groups, inverse_inert
         group_multipliers = solution[first : first + len(group.rows)]
         first += len(group.rows)
         for body, block in group.blocks.items():
-            reactions[body] = reactions[body] + block.T @ group_multipliers
+            reactions[body] = reactions[body] + jnp.sum(block * group_multipliers[:, None], axis=0)
     vdot = _inverse_mass_apply(mechanism, inverse_inertias,
                                applied - jnp.concatenate(reactions))
     return vdot, _take(solution, _inverse_permutation([row for group in groups for row in group.rows]))
