@@ -54,6 +54,7 @@ from .integrate import OpenJointStepBound as OpenJointStepBound
 from .integrate import RejectNonFinite as RejectNonFinite
 from .integrate import Rodas4 as Rodas4
 from .integrate import Rodas5P as Rodas5P
+from .integrate import Ros34PW2 as Ros34PW2
 from .integrate import SolverSettings as SolverSettings
 from .integrate import SpatialTrajectory as SpatialTrajectory
 from .integrate import Trajectory as Trajectory

@@ -163,7 +163,8 @@ def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> Solve
     settings = dict(
         t_end=simulation.t_end,
         output_interval=simulation.output_interval,
-        solver=_flexible_auto_solver(config) or model.resolve_solver(simulation.solver),
+        solver=_flexible_auto_solver(config, changes.get("rtol", simulation.rtol))
+        or model.resolve_solver(simulation.solver),
         rtol=simulation.rtol,
         atol=simulation.atol,
         dtmax=simulation.dtmax,
@@ -173,12 +174,13 @@ def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> Solve
     return SolverSettings(**settings)
 
 
-def _flexible_auto_solver(config: MechanismConfig) -> str | None:
+def _flexible_auto_solver(config: MechanismConfig, rtol: float) -> str | None:
     """``solver = "auto"`` on a mechanism with a flexible body: chosen from the beam
-    elements' fastest rate against the contact period (:func:`model.integrate.auto_solver`)."""
+    elements' fastest rate against the contact period, at the run's ``rtol``
+    (:func:`model.integrate.auto_solver`)."""
     if config.simulation.solver != "auto" or not any(body.flexible is not None for body in config.bodies):
         return None
-    return auto_solver(build_mechanism(config))
+    return auto_solver(build_mechanism(config), rtol)
 
 
 # Continuous parameters a path may address: key below ``joints.J`` -> getter of the leaf.

@@ -272,7 +272,8 @@ def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
     simulation = config.simulation
     solver = model.resolve_solver(simulation.solver)
     if simulation.solver == "auto" and any(body["flexible"] is not None for body in config.bodies):
-        solver = auto_solver(build_spatial(config))  # from the beam elements' rates against the contact period
+        # from the beam elements' rates against the contact period, at the run's rtol
+        solver = auto_solver(build_spatial(config), changes.get("rtol", simulation.rtol))
     settings = dict(t_end=simulation.t_end, output_interval=simulation.output_interval,
                     solver=solver, rtol=simulation.rtol, atol=simulation.atol,
                     dtmax=simulation.dtmax, max_steps=simulation.max_steps)

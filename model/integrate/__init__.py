@@ -1,7 +1,7 @@
 """Time integration of planar and spatial mechanisms alike
 (:class:`model.mechanics.interface.AbstractMechanism`): solver registry and settings,
 ``solve``/``simulate`` with diffrax, the refilling-lane ensemble for batches, Rosenbrock
-solvers, the implicit-stage chord iteration, and the step-size controller wrappers
+and Rosenbrock-W solvers, the implicit-stage chord iteration, and the step-size controller wrappers
 (free-flight bound, non-finite guard)."""
 
 from .chord import StageChord as StageChord
@@ -10,6 +10,7 @@ from .ensemble import simulate_ensemble as simulate_ensemble
 from .ensemble import solve_ensemble as solve_ensemble
 from .rosenbrock import Rodas4 as Rodas4
 from .rosenbrock import Rodas5P as Rodas5P
+from .rosenbrock_w import Ros34PW2 as Ros34PW2
 from .settings import EXPLICIT_SOLVERS as EXPLICIT_SOLVERS
 from .settings import IMPLICIT_SOLVERS as IMPLICIT_SOLVERS
 from .settings import ROSENBROCK_SOLVERS as ROSENBROCK_SOLVERS

@@ -238,7 +238,8 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     t1_clip_floor = output_times[-1]
     for _ in range(100):
         t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
-    integrator = _Integrator(settings, _wrapped_terms(settings), make_solver(settings), output_times, t1_clip_floor)
+    integrator = _Integrator(settings, _wrapped_terms(settings), make_solver(settings, mechanism=mechanisms),
+                             output_times, t1_clip_floor)
 
     def point_inputs(indices):
         clamped = jnp.minimum(indices, num_points - 1)

@@ -104,20 +104,7 @@ class AbstractRosenbrock(AbstractAdaptiveSolver):
         # permuted pair of triangular solves (measured 8x cheaper for 8 stages at n = 20);
         # its forward error is the same cond(M) eps as the LU solve's.
         inverse = jnp.linalg.inv(jnp.eye(size, dtype=dtype) / (h * tableau.gamma[0]) - jacobian)
-        stages = len(tableau.m)
-        lower_a, lower_c = _lower_triangle(tableau.a, stages), _lower_triangle(tableau.c, stages)
-        increments = jnp.zeros((stages, size), dtype)
-        for stage in range(stages):
-            rhs = f0
-            if stage > 0:
-                past = increments[:stage]
-                stage_y = flat_y0 + jnp.asarray(lower_a[stage, :stage], dtype) @ past
-                rhs = field(t0 + tableau.alpha[stage] * h, stage_y)
-                rhs = rhs + (jnp.asarray(lower_c[stage, :stage], dtype) @ past) / h
-            if tableau.gamma[stage] != 0.0:
-                rhs = rhs + (h * tableau.gamma[stage]) * time_derivative
-            increments = increments.at[stage].set(inverse @ rhs)
-
+        increments = stage_increments(tableau, field, t0, h, flat_y0, f0, time_derivative, lambda rhs: inverse @ rhs)
         flat_y1 = flat_y0 + jnp.asarray(tableau.m, dtype) @ increments
         flat_error = jnp.asarray(np.subtract(tableau.m, tableau.m_hat), dtype) @ increments
         y1 = unflatten(flat_y1)
@@ -126,6 +113,30 @@ class AbstractRosenbrock(AbstractAdaptiveSolver):
                                         unflatten(h * field(t1, flat_y1)))
         dense_info = dict(y0=y0, y1=y1, k=slopes)
         return y1, unflatten(flat_error), dense_info, None, RESULTS.successful
+
+
+def stage_increments(tableau: RosenbrockTableau, field, t0, h, flat_y0, f0, time_derivative, solve_w):
+    """The increments ``u_1..u_s`` of one step (``[s, n]``), formulation (7.25) of Hairer &
+    Wanner (1996): stage ``i`` solves ``W u_i = f(t0 + alpha_i h, y0 + sum_j a_ij u_j)
+    + sum_j (c_ij / h) u_j + h gamma_i df/dt`` with ``solve_w(rhs) = W^-1 rhs``.
+
+    ``field(t, flat_y)``: the flat vector field; ``f0``: its value at ``(t0, y0)``;
+    ``time_derivative``: ``df/dt`` (or, for a W-method, any approximation of it)."""
+    dtype = flat_y0.dtype
+    stages = len(tableau.m)
+    lower_a, lower_c = _lower_triangle(tableau.a, stages), _lower_triangle(tableau.c, stages)
+    increments = jnp.zeros((stages, flat_y0.shape[0]), dtype)
+    for stage in range(stages):
+        rhs = f0
+        if stage > 0:
+            past = increments[:stage]
+            stage_y = flat_y0 + jnp.asarray(lower_a[stage, :stage], dtype) @ past
+            rhs = field(t0 + tableau.alpha[stage] * h, stage_y)
+            rhs = rhs + (jnp.asarray(lower_c[stage, :stage], dtype) @ past) / h
+        if tableau.gamma[stage] != 0.0:
+            rhs = rhs + (h * tableau.gamma[stage]) * time_derivative
+        increments = increments.at[stage].set(solve_w(rhs))
+    return increments
 
 
 def _lower_triangle(rows: tuple[tuple[float, ...], ...], stages: int) -> np.ndarray:

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .rosenbrock import Rodas4, Rodas5P
+from .rosenbrock_w import DEFAULT_JACOBIAN_REUSE, AbstractRosenbrockW, Ros34PW2
 
 EXPLICIT_SOLVERS = {
     "tsit5": diffrax.Tsit5,
@@ -25,11 +26,14 @@ IMPLICIT_SOLVERS = {
     "kencarp4": diffrax.KenCarp4,
     "kencarp5": diffrax.KenCarp5,
 }
-# linearly implicit: one exact Jacobian and one inverse per step, no Newton iteration
+# linearly implicit, no Newton iteration: Rodas* form the exact Jacobian every step, the
+# W-method (ros34pw2) every ``jacobian_reuse`` accepted steps
 ROSENBROCK_SOLVERS = {
     "rodas4": Rodas4,
     "rodas5p": Rodas5P,
+    "ros34pw2": Ros34PW2,
 }
+ROSENBROCK_W_SOLVERS = {name for name, cls in ROSENBROCK_SOLVERS.items() if issubclass(cls, AbstractRosenbrockW)}
 STIFF_SOLVERS = {**IMPLICIT_SOLVERS, **ROSENBROCK_SOLVERS}
 SOLVERS = {**EXPLICIT_SOLVERS, **STIFF_SOLVERS}
 JACOBIAN_MODES = ("chord", "step", "stage", "newton")
@@ -47,7 +51,9 @@ class SolverSettings(eqx.Module):
 
     The Rosenbrock solvers (``rodas4``, ``rodas5p``, :mod:`model.integrate.rosenbrock`) solve one
     linear system per stage with the exact Jacobian and have no root finder: the
-    ``jacobian`` and ``root_*`` settings do not apply to them.
+    ``jacobian`` and ``root_*`` settings do not apply to them. The Rosenbrock-W solver
+    ``ros34pw2`` (:mod:`model.integrate.rosenbrock_w`) forms the Jacobian once every
+    ``jacobian_reuse`` accepted steps and keeps it in between.
 
     Implicit solvers only (Kvaerno*, KenCarp*): the Newton-type root finder of every stage
     stops when the scaled update falls below ``root_kappa`` with the scale
@@ -79,6 +85,7 @@ class SolverSettings(eqx.Module):
     root_tolerance_factor: float = eqx.field(static=True, default=1.0)
     root_kappa: float = eqx.field(static=True, default=1e-2)
     root_max_steps: int = eqx.field(static=True, default=10)
+    jacobian_reuse: int = eqx.field(static=True, default=DEFAULT_JACOBIAN_REUSE)  # W-methods: steps per Jacobian
 
     @property
     def num_outputs(self) -> int:

@@ -18,7 +18,8 @@ from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from ._diffrax import result_code
 from .chord import root_finder
 from .peaks import PeakTracking
-from .settings import EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, SOLVERS, SolverSettings
+from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROSENBROCK_W_SOLVERS, SOLVERS,
+                       SolverSettings)
 from .step_bound import OpenJointStepBound
 from .step_guard import RejectNonFinite
 from .trajectory import SpatialTrajectory, Trajectory, trajectory_from_states
@@ -41,13 +42,18 @@ def _adjoint(name: str):
     raise ValueError(f"unknown adjoint {name!r} (checkpoint | forward)")
 
 
-def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: ArrayLike | None = None):
+def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: ArrayLike | None = None,
+                mechanism: AbstractMechanism | None = None):
     """The diffrax solver of ``settings`` (``rtol``/``atol`` override the settings' ones
-    for the root finder; they may be traced arrays)."""
+    for the root finder; they may be traced arrays). ``mechanism``: the one to be solved,
+    whose state layout (``second_order_size``) a Rosenbrock-W solver uses."""
     if settings.solver not in SOLVERS:
         raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
                          "with model.resolve_solver before simulating")
     solver_class = SOLVERS[settings.solver]
+    if settings.solver in ROSENBROCK_W_SOLVERS:
+        layout = None if mechanism is None else mechanism.second_order_size
+        return solver_class(jacobian_reuse=settings.jacobian_reuse, second_order_size=layout)
     if settings.solver in EXPLICIT_SOLVERS or settings.solver in ROSENBROCK_SOLVERS:
         return solver_class()
     if settings.jacobian not in JACOBIAN_MODES:
@@ -99,7 +105,7 @@ def solve(
     y0 = mechanism.initial_state() if y0 is None else y0
     solution = diffrax.diffeqsolve(
         _terms(settings.solver, flat_vector_field),
-        PeakTracking(make_solver(settings, rtol, atol)),
+        PeakTracking(make_solver(settings, rtol, atol, mechanism)),
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,

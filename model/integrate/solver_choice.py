@@ -23,8 +23,9 @@ given rtol is smaller in chattering stiff contact).
 Flexible bodies are different: their beam elements add modes far faster than the contact
 (:func:`structural_rate`), which bound an explicit step whatever the contact does.
 :func:`auto_solver` compares that rate with the time scale the run resolves
-(:func:`resolved_period`): Rodas5P when the explicit steps that bound forces cost more than
-the Rosenbrock steps with their Jacobians (the flexible study in ``docs/integration.md``).
+(:func:`resolved_period`): the Rosenbrock-W solver ROS34PW2 (its Jacobian kept over
+``jacobian_reuse`` steps, :mod:`model.integrate.rosenbrock_w`) when the explicit steps that
+bound forces cost more than its steps (the flexible study in ``docs/integration.md``).
 """
 
 import numpy as np
@@ -37,14 +38,26 @@ AUTO_SOLVER = "tsit5"
 
 # Flexible bodies (beam elements) bring time scales of their own: the highest element
 # mode, and the Rayleigh damping of that mode, bound an explicit step to about
-# ``EXPLICIT_STABILITY / rate`` whatever the contact does, while a Rosenbrock step is free
-# of that bound but forms the Jacobian of the field, ~``JACOBIAN_COST_PER_COORDINATE``
-# explicit steps per coordinate, and needs ~``STIFF_STEPS_PER_PERIOD`` steps per resolved
-# period. Measured on the flexible Flores slider-crank (docs/integration.md, "Flexible bodies").
-STIFF_AUTO_SOLVER = "rodas5p"
-EXPLICIT_STABILITY = 3.3  # Tsit5: rate x step where its steps stop growing with rtol
-STIFF_STEPS_PER_PERIOD = 7.4  # Rodas5P steps per contact period at rtol 1e-5
-JACOBIAN_COST_PER_COORDINATE = 1.1  # Rodas5P step / Tsit5 step, per coordinate
+# ``EXPLICIT_STABILITY / rate`` whatever the contact does, while a Rosenbrock-W step is free
+# of that bound; it costs ``W_STEP_BASE + W_STEP_PER_COORDINATE x coordinates`` explicit
+# steps (its Jacobian, formed every ``jacobian_reuse`` steps, included) and it takes
+# ~``STIFF_STEPS_PER_PERIOD`` steps per resolved period. Measured on the flexible Flores
+# slider-crank at m = 5, 10, 20 elements (24, 39, 69 coordinates), pinned to one core, from
+# the step attempts (accepted and rejected) and run times of Tsit5 and ROS34PW2 at rtol 1e-3
+# in ``benchmarks/flexible_work_precision.py`` (docs/integration.md, "Flexible bodies"):
+# a ROS34PW2 attempt cost 1.46, 1.87, 2.93 Tsit5 attempts (least-squares line: 0.63 +
+# 0.033 per coordinate) and took 11.8, 11.3, 10.0 attempts per contact period.
+STIFF_AUTO_SOLVER = "ros34pw2"
+# Tsit5 on its stability bound: rate x (window / step attempts, rejected ones included),
+# 3.16, 3.01, 2.98 at m = 5, 10, 20 (accepted steps alone: 3.2-3.3)
+EXPLICIT_STABILITY = 3.0
+STIFF_STEPS_PER_PERIOD = 11.0  # ROS34PW2 step attempts per contact period at rtol STUDY_RTOL
+STUDY_RTOL = 1e-3
+# ROS34PW2's attempts grew 1.7-1.9x per decade of rtol from 1e-3 to 1e-5 (rtol^-0.25, the
+# same runs), while Tsit5's stayed on its stability bound
+STEPS_RTOL_EXPONENT = 0.25
+W_STEP_BASE = 0.63  # ROS34PW2 attempt / Tsit5 attempt, the part that does not grow with the coordinates
+W_STEP_PER_COORDINATE = 0.033  # ... and its growth per coordinate (Jacobian, LU, field)
 
 
 def resolve_solver(name: str) -> str:
@@ -80,22 +93,30 @@ def resolved_period(mechanism: Mechanism) -> float:
     return 2.0 * np.pi / min(bending) if bending else float("inf")
 
 
-def choose_solver(structural_rate: float, resolved_period: float, coordinates: int) -> str:
+def choose_solver(structural_rate: float, resolved_period: float, coordinates: int,
+                  rtol: float = STUDY_RTOL) -> str:
     """``STIFF_AUTO_SOLVER`` when the explicit steps per resolved period,
     ``rate T / EXPLICIT_STABILITY``, cost more than the stiff ones,
-    ``STIFF_STEPS_PER_PERIOD x JACOBIAN_COST_PER_COORDINATE x coordinates`` explicit steps;
-    else ``AUTO_SOLVER``."""
+    :func:`stiff_cost_per_period`; else ``AUTO_SOLVER``."""
     if not np.isfinite(resolved_period):
         return AUTO_SOLVER
     explicit = structural_rate * resolved_period / EXPLICIT_STABILITY
-    stiff = STIFF_STEPS_PER_PERIOD * JACOBIAN_COST_PER_COORDINATE * coordinates
-    return STIFF_AUTO_SOLVER if explicit > stiff else AUTO_SOLVER
+    return STIFF_AUTO_SOLVER if explicit > stiff_cost_per_period(coordinates, rtol) else AUTO_SOLVER
 
 
-def auto_solver(mechanism: Mechanism) -> str:
-    """What ``solver = "auto"`` means for ``mechanism``."""
-    return choose_solver(structural_rate(mechanism), resolved_period(mechanism), mechanism.initial_positions.size)
+def stiff_cost_per_period(coordinates: int, rtol: float = STUDY_RTOL) -> float:
+    """The stiff solver's work per resolved period, in explicit (Tsit5) steps:
+    ``STIFF_STEPS_PER_PERIOD (STUDY_RTOL / rtol)^STEPS_RTOL_EXPONENT`` attempts of
+    ``W_STEP_BASE + W_STEP_PER_COORDINATE x coordinates`` each."""
+    steps = STIFF_STEPS_PER_PERIOD * (STUDY_RTOL / rtol) ** STEPS_RTOL_EXPONENT
+    return steps * (W_STEP_BASE + W_STEP_PER_COORDINATE * coordinates)
+
+
+def auto_solver(mechanism: Mechanism, rtol: float = STUDY_RTOL) -> str:
+    """What ``solver = "auto"`` means for ``mechanism`` solved at ``rtol``."""
+    return choose_solver(structural_rate(mechanism), resolved_period(mechanism), mechanism.initial_positions.size,
+                         rtol)
 
 
 __all__ = ["AUTO_SOLVER", "STIFF_AUTO_SOLVER", "auto_solver", "choose_solver",
-           "resolve_solver", "resolved_period", "structural_rate"]
+           "resolve_solver", "resolved_period", "stiff_cost_per_period", "structural_rate"]

@@ -30,6 +30,14 @@ class AbstractMechanism(eqx.Module):
 
     dimension: ClassVar[int]  # 2: planar, 3: spatial
 
+    @property
+    def second_order_size(self) -> int | None:
+        """``n`` when the flat state begins with ``n`` positions whose time derivatives are
+        exactly its next ``n`` entries (``[q, dq/dt, ...]``), so that a linearly implicit
+        solver may eliminate the positions from its linear systems; ``None`` (here) when
+        the layout is otherwise (e.g. quaternions against angular velocities)."""
+        return None
+
     @abc.abstractmethod
     def initial_state(self) -> PyTree:
         """The consistent initial state at ``t = 0``."""

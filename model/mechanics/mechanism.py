@@ -179,6 +179,12 @@ class Mechanism(AbstractMechanism):
 
         return initial_state(self)
 
+    @property
+    def second_order_size(self) -> int:
+        """The coordinates: the flat state is ``[q, qd, impact memory, driver work]`` and
+        ``dq/dt = qd`` (:func:`model.mechanics.dynamics.flatten_state`)."""
+        return self.initial_positions.shape[-1]
+
     def flatten(self, state):
         from .dynamics import flatten_state
 

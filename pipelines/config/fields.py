@@ -28,7 +28,7 @@ FrictionModel = Literal[FRICTION_LAWS]
 BearingModel = Literal["short_bearing", "long_bearing", "finite_bearing"]
 SolverName = Literal[
     "auto", "tsit5", "dopri5", "dopri8", "bosh3", "kvaerno3", "kvaerno4", "kvaerno5", "kencarp3", "kencarp4", "kencarp5",
-    "rodas4", "rodas5p",
+    "rodas4", "rodas5p", "ros34pw2",
 ]
 HERTZ_EXPONENT = 1.5
 

@@ -109,11 +109,12 @@ def test_simulate_ensemble_matches_trajectory_post_processing(case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("solver", [  # auto's stiff choice; the ESDIRK path
-    pytest.param("rodas5p", marks=pytest.mark.validation), "kvaerno5"])
+@pytest.mark.parametrize("solver", [  # auto's stiff choice (a W-method); Rosenbrock; the ESDIRK path
+    "ros34pw2", pytest.param("rodas5p", marks=pytest.mark.validation), "kvaerno5"])
 def test_stiff_solvers_in_lanes(case, solver):
     # The sweep runs a stiff group through the same lanes: its solver state (none for
-    # Rosenbrock, the root finder's for an ESDIRK) must ride along with each point.
+    # Rodas*, the kept Jacobian and the end field for the W-method, the root finder's for
+    # an ESDIRK) must ride along with each point.
     mechanisms, settings, _ = case
     stiff = dataclasses.replace(settings, solver=solver)
     subset = jax.tree_util.tree_map(lambda leaf: leaf[:3], mechanisms)

@@ -30,7 +30,7 @@ def test_spatial_cantilever_builds_like_the_planar_one():
     assert clamp.body_j == 0 and float(clamp.point_j[0]) == pytest.approx(-0.3 / 20 / 4)
     (load,) = spatial.loads
     assert load.body == 20 and float(load.point[0]) == pytest.approx(0.3 / 20 / 4)
-    assert solver_settings(spatial_config).solver == "rodas5p"  # auto: the beam's axial modes
+    assert solver_settings(spatial_config).solver == "ros34pw2"  # auto: the beam's axial modes
 
 
 def test_a_rotated_flexible_body_lays_its_segments_along_its_axis(tmp_path):
