@@ -68,8 +68,11 @@ def section_properties(shape: str, **dims: float) -> dict[str, float]:
     in the plane of the mechanism uses ``Izz = width height^3 / 12``; torsion constant
     ``Ixx = beta a b^3`` with ``beta = 1/3 - 0.21 (b/a)(1 - (b/a)^4/12)`` (Roark, Young &
     Budynas 2002, Table 10.7). Circle ``diameter``; tube ``outer_diameter``,
-    ``inner_diameter``: ``Ixx`` is the polar moment.
+    ``inner_diameter``: ``Ixx`` is the polar moment. ``properties``: ``area``, ``iyy``,
+    ``izz``, ``ixx`` as given.
     """
+    if shape == "properties":
+        return {key: dims[key] for key in ("area", "iyy", "izz", "ixx")}
     if shape == "rectangle":
         width, height = dims["width"], dims["height"]
         long_side, short_side = max(width, height), min(width, height)

@@ -17,24 +17,34 @@ from .fields import FieldError, Name, PositiveLength, PositiveNumber, Section, S
 DampingRatio = _quantity("dimensionless", ge=0.0, lt=1.0)
 Force = _quantity("force")
 TorqueValue = _quantity("torque")
+PositiveArea = _quantity("m^2", gt=0.0)
+PositiveSecondMoment = _quantity("m^4", gt=0.0)
 
 SECTION_DIMENSIONS = {
     "rectangle": ("width", "height"),
     "circle": ("diameter",),
     "tube": ("outer_diameter", "inner_diameter"),
+    "properties": ("area", "iyy", "izz", "ixx"),
 }
 
 
 class BeamSection(Section):
     """Cross-section: ``rectangle`` (``width`` out of the plane, ``height`` in it),
-    ``circle`` (``diameter``) or ``tube`` (``outer_diameter``, ``inner_diameter``)."""
+    ``circle`` (``diameter``), ``tube`` (``outer_diameter``, ``inner_diameter``), or
+    ``properties``: the ``area`` and the second moments given directly, ``iyy`` (bending
+    out of the plane, about the section's y axis), ``izz`` (bending in the plane) and
+    ``ixx`` (the torsion constant)."""
 
-    shape: Literal["rectangle", "circle", "tube"]
+    shape: Literal["rectangle", "circle", "tube", "properties"]
     width: PositiveLength | None = None
     height: PositiveLength | None = None
     diameter: PositiveLength | None = None
     outer_diameter: PositiveLength | None = None
     inner_diameter: PositiveLength | None = None
+    area: PositiveArea | None = None
+    iyy: PositiveSecondMoment | None = None
+    izz: PositiveSecondMoment | None = None
+    ixx: PositiveSecondMoment | None = None
 
     @model_validator(mode="after")
     def _dimensions_match_shape(self) -> "BeamSection":
@@ -63,6 +73,13 @@ class Flexible(Section):
     section: BeamSection
     shear_factor: PositiveNumber | None = None  # default by shape: 1.2, 10/9, 2
     damping_ratio: DampingRatio = 0.0
+
+    @model_validator(mode="after")
+    def _shear_factor_of_given_properties(self) -> "Flexible":
+        if self.section.shape == "properties" and self.shear_factor is None:
+            raise FieldError(["shear_factor"], "required with section shape 'properties' (no shape to take it "
+                                               "from: 1.2 for a rectangle, 10/9 for a circle, 2 for a thin tube)")
+        return self
 
 
 class ForceLoad(Section):

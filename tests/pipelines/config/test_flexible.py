@@ -28,7 +28,7 @@ def test_cantilever_expands_into_segments():
     # Cantilever: omega_1 = 1.8751^2 sqrt(E I / mu) / L^2 (92.2 Hz Euler-Bernoulli, 92.1 Hz
     # Timoshenko); the chain's within 0.5 % at 20 elements.
     assert float(chain.first_bending_frequency()) / (2 * np.pi) == pytest.approx(92.1, rel=0.005)
-    assert solver_settings(config).solver == "rodas5p"
+    assert solver_settings(config).solver == "ros34pw2"  # auto: the Rayleigh rate of the beam modes
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,40 @@ def test_damping_ratio_is_a_continuous_parameter():
     assert float(parameters.read(changed)[0]) == 0.1
     ratio = float(changed.beam_chains[0].rayleigh_beta() / mechanism.beam_chains[0].rayleigh_beta())
     assert ratio == pytest.approx(2.0)
+
+
+def _rectangle_as_properties(width: float, height: float) -> list[str]:
+    """The section of a ``width`` x ``height`` rectangle given as ``shape = "properties"``
+    (the torsion constant from Roark's table, written out here)."""
+    long_side, short_side = max(width, height), min(width, height)
+    ratio = short_side / long_side
+    torsion = (1 / 3 - 0.21 * ratio * (1 - ratio**4 / 12)) * long_side * short_side**3
+    section = (f'{{shape="properties", area="{width * height * 1e6!r} mm^2", iyy="{height * width**3 / 12 * 1e12!r} mm^4", '
+               f'izz="{width * height**3 / 12 * 1e12!r} mm^4", ixx="{torsion!r} m^4"}}')
+    return [f"bodies.beam.flexible.section={section}", "bodies.beam.flexible.shear_factor=1.2"]
+
+
+@pytest.mark.parametrize("config", [CANTILEVER, CANTILEVER.with_name("flexible_cantilever_3d.toml")])
+def test_section_properties_given_directly_equal_the_shape(config):
+    base = load_mechanism(config, ['bodies.beam.flexible.section={shape="rectangle", width="10 mm", height="6 mm"}'])
+    given = build_mechanism(load_mechanism(config, _rectangle_as_properties(0.010, 0.006)))
+    expected = build_mechanism(base)
+    np.testing.assert_allclose(given.beam_chains[0].stiffness(), expected.beam_chains[0].stiffness(), rtol=1e-12)
+    np.testing.assert_allclose(given.masses, expected.masses, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (lambda o: [o[0]], "bodies.beam.flexible.shear_factor"),  # no shape to take it from
+        (lambda o: [o[0].replace('area="', 'areas="'), o[1]], "bodies.beam.flexible.section.area"),
+        (lambda o: [o[0].replace(' mm^2"', ' mm"'), o[1]], "bodies.beam.flexible.section.area"),
+        (lambda o: [o[0].replace('izz="', 'izz="-'), o[1]], "bodies.beam.flexible.section.izz"),
+        (lambda o: [o[0].replace('shape="properties", ', 'shape="properties", width="1 mm", '), o[1]],
+         "bodies.beam.flexible.section.width"),
+    ],
+)
+def test_bad_section_properties_name_the_key(change, key):
+    with pytest.raises(ConfigError) as error:
+        load_mechanism(CANTILEVER, change(_rectangle_as_properties(0.01, 0.01)))
+    assert key in str(error.value)
