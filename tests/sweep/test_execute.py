@@ -90,3 +90,17 @@ def test_worker_processes_each_get_their_own_core():
         executor.close()
         manager.shutdown()
     assert all(len(core) == 1 for core in cores) and cores[0] != cores[1]
+
+
+def test_importing_the_packages_leaves_jax_backend_unstarted():
+    """A worker pins itself to its core before its first JAX computation, so that XLA sizes
+    its CPU thread pool for one core; a JAX array made at import time would start the
+    backend before that (sized for every core, the pinned worker then ran 1.7x slower)."""
+    import subprocess
+    import sys
+
+    probe = ("import model, sweep.execute, sweep.run, pipelines.build, pipelines.build_spatial, "
+             "pipelines.sweeping.study; from jax._src import xla_bridge; print(bool(xla_bridge._backends))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -20,13 +20,14 @@ order is all the derivative needs).
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_product, rotation_matrix
 from ..flexible import BeamChain, node_offsets
 from .mechanism import POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
 
-_CONJUGATE = jnp.array([1.0, -1.0, -1.0, -1.0])
+_CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])  # NumPy: a JAX array here would start JAX's backend at import
 
 
 def _segment_poses(chain: BeamChain, x) -> tuple[Float[Array, "segments 3"], Float[Array, "segments 4"]]:

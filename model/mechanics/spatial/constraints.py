@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_rate, rotation_matrix
@@ -25,13 +26,13 @@ from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint, Spati
 from ..constraints import speed_driver_rows
 
 ROWS = {"revolute": 5, "spherical": 3, "cylindrical": 4, "prismatic": 5, "fixed": 6}
-_IDENTITY = jnp.array([1.0, 0.0, 0.0, 0.0])
+_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])  # NumPy: a JAX array here would start JAX's backend at import
 
 
 def body_pose(x, body: int) -> tuple[Float[Array, "3"], Float[Array, "4"]]:
     """Position and quaternion of ``body`` (the ground's: origin, identity)."""
     if body == GROUND:
-        return jnp.zeros(3, x.dtype), _IDENTITY.astype(x.dtype)
+        return jnp.zeros(3, x.dtype), jnp.asarray(_IDENTITY, x.dtype)
     start = POSITION_SIZE * body
     return x[start : start + 3], x[start + 3 : start + 7]
 

@@ -7,6 +7,7 @@ of mass): a force ``f`` at ground point ``P`` of a body at ``r`` adds ``(f, (P -
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.friction import friction_force
@@ -142,7 +143,7 @@ class BallKinematics(NamedTuple):
     slip: Float[Array, "3"]
 
 
-_FALLBACK = jnp.array([1.0, 0.0, 0.0])
+_FALLBACK = np.array([1.0, 0.0, 0.0])  # NumPy: a JAX array here would start JAX's backend at import
 
 
 def ball_kinematics(joint: SphericalClearanceJoint, x, v) -> BallKinematics:
