@@ -169,6 +169,7 @@ def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> Solve
         atol=simulation.atol,
         dtmax=simulation.dtmax,
         max_steps=simulation.max_steps,
+        jacobian_reuse=simulation.jacobian_reuse,
     )
     settings.update(changes)
     return SolverSettings(**settings)

@@ -276,7 +276,8 @@ def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
         solver = auto_solver(build_spatial(config), changes.get("rtol", simulation.rtol))
     settings = dict(t_end=simulation.t_end, output_interval=simulation.output_interval,
                     solver=solver, rtol=simulation.rtol, atol=simulation.atol,
-                    dtmax=simulation.dtmax, max_steps=simulation.max_steps)
+                    dtmax=simulation.dtmax, max_steps=simulation.max_steps,
+                    jacobian_reuse=simulation.jacobian_reuse)
     settings.update(changes)
     return SolverSettings(**settings)
 

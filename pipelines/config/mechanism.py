@@ -11,6 +11,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from model.contact.friction import DEFAULT_FRICTION_VELOCITIES
+from model.integrate.rosenbrock_w import DEFAULT_JACOBIAN_REUSE
 
 from ..units import UnitError, quantity_to_si, stiffness_unit
 from .fields import (
@@ -260,6 +261,7 @@ class Simulation(Section):
     atol: PositiveNumber = 1e-9
     dtmax: Annotated[PositiveTime | None, SIUnit("s")] = None
     max_steps: Annotated[int, Field(gt=0)] = 200_000
+    jacobian_reuse: Annotated[int, Field(ge=1)] = DEFAULT_JACOBIAN_REUSE  # ros34pw2: accepted steps per Jacobian
     baumgarte_alpha: Rate = 5.0
     baumgarte_beta: Rate = 5.0
 

@@ -114,3 +114,14 @@ def test_bad_section_properties_name_the_key(change, key):
     with pytest.raises(ConfigError) as error:
         load_mechanism(CANTILEVER, change(_rectangle_as_properties(0.01, 0.01)))
     assert key in str(error.value)
+
+
+@pytest.mark.parametrize("config", [CANTILEVER, CANTILEVER.with_name("flexible_cantilever_3d.toml")])
+def test_jacobian_reuse_reaches_the_solver(config):
+    from model.integrate.rosenbrock_w import DEFAULT_JACOBIAN_REUSE
+
+    assert solver_settings(load_mechanism(config)).jacobian_reuse == DEFAULT_JACOBIAN_REUSE
+    assert solver_settings(load_mechanism(config, ["simulation.jacobian_reuse=4"])).jacobian_reuse == 4
+    with pytest.raises(ConfigError) as error:
+        load_mechanism(config, ["simulation.jacobian_reuse=0"])
+    assert "simulation.jacobian_reuse" in str(error.value)
