@@ -374,7 +374,11 @@ def chunk_runner(
                                        resolver=resolver)
 
     def run(values: np.ndarray, on_batch: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-        return run_batches(compiled, mechanism, np.asarray(values, dtype=np.float64).reshape(-1, len(paths)),
-                           paths, batch_size, len(devices), on_batch)
+        values = np.asarray(values, dtype=np.float64)
+        # (points, paths); a group without continuous paths has shape (points, 0), which
+        # ``reshape(-1, 0)`` cannot infer
+        points = values.shape[0] if values.ndim == 2 else values.size // max(len(paths), 1)
+        return run_batches(compiled, mechanism, values.reshape(points, len(paths)), paths, batch_size,
+                           len(devices), on_batch)
 
     return run, seconds

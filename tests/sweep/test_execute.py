@@ -104,3 +104,19 @@ def test_importing_the_packages_leaves_jax_backend_unstarted():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_sweep_of_discrete_parameters_only(tmp_path):
+    """Every parameter discrete: each point is a group of its own with no continuous path,
+    whose values have shape (points, 0). Each row equals the same point swept beside a
+    continuous parameter held at the base value."""
+    law = 'path = "joints.pin.contact.model"\nvalues = ["lankarani_nikravesh", "flores"]'
+    only_discrete = write_sweep(tmp_path, 'design = "grid"', law, name="discrete.toml")
+    design, base = load_sweep(only_discrete, TINY)
+    swept = run_sweep(design, base, progress=False, executor="local").frame
+    assert (swept["status"] == "ok").all() and len(swept) == 2
+    with_continuous = write_sweep(tmp_path, 'design = "grid"', law, 'path = "joints.pin.clearance"\nvalues = ["0.5 mm"]',
+                                  name="mixed.toml")
+    reference = run_sweep(*load_sweep(with_continuous, TINY), progress=False, executor="local").frame
+    np.testing.assert_allclose(swept[COMPARED[:-1]].to_numpy(float), reference[COMPARED[:-1]].to_numpy(float), rtol=1e-12)
+    assert swept["pin.max_normal_force"].iloc[0] != swept["pin.max_normal_force"].iloc[1]
