@@ -32,6 +32,34 @@ def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep
     return path
 
 
+def flores_restitution_objective(solver: str):
+    """``objective(restitution, adjoint="checkpoint")`` of the Rosenbrock gradient checks:
+    the Flores slider-crank solved with ``solver`` over 0.3 ms (the first impact, onset
+    ~0.22 ms) at rtol 1e-10 with a 2 us step cap through the 60 us contact (the error
+    control does not see the sensitivities; docs/integration.md, Gradients), scored as the
+    sum of squared penetrations (x 1e8) plus the slider's final velocity."""
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    import model
+    from pipelines.build import ParameterMap, build_mechanism, solver_settings
+    from pipelines.config import load_mechanism
+
+    config = load_mechanism(FLORES)
+    mechanism = build_mechanism(config)
+    settings = solver_settings(config, solver=solver, t_end=3e-4, output_interval=1e-5, rtol=1e-10, atol=1e-13,
+                               dtmax=2e-6)
+    parameters = ParameterMap(mechanism, ["joints.pin.contact.restitution"])
+
+    def objective(restitution, adjoint="checkpoint"):
+        trajectory = model.simulate(parameters.apply(mechanism, [restitution]),
+                                    dataclasses.replace(settings, adjoint=adjoint))
+        return jnp.sum(trajectory.penetration**2) * 1e8 + trajectory.qd[-1, -3]
+
+    return objective
+
+
 def central_differences(function, x0, relative_step: float):
     """Central differences of the scalar ``function`` at the vector ``x0``, one compiled
     evaluation pair per component, step ``relative_step * |x0[i]|``."""

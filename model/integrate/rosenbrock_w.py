@@ -48,7 +48,7 @@ from diffrax import RESULTS
 from jaxtyping import Array, Float, Int
 
 from ._diffrax import unvmap_any
-from .rosenbrock import AbstractRosenbrock, RosenbrockTableau, stage_increments
+from .rosenbrock import AbstractRosenbrock, RosenbrockTableau, flat_field, linearisation, stage_increments, step_result
 
 DEFAULT_JACOBIAN_REUSE = 10  # accepted steps per Jacobian
 
@@ -116,7 +116,7 @@ class AbstractRosenbrockW(AbstractRosenbrock):
     def init(self, terms, t0, t1, y0, args):
         super().init(terms, t0, t1, y0, args)
         flat_y0, unflatten = jax.flatten_util.ravel_pytree(y0)
-        field = _flat_field(terms, args, unflatten)
+        field = flat_field(terms, args, unflatten)
         jacobian, time_derivative = self.linearisation(field, t0, flat_y0)
         return WState(jacobian, time_derivative, jnp.zeros((), jnp.int32), field(t0, flat_y0))
 
@@ -124,12 +124,8 @@ class AbstractRosenbrockW(AbstractRosenbrock):
         """``(A, a_t)``: the Jacobian ``df/dy`` and ``df/dt`` at ``(t0, y0)`` by one batched
         JVP, held constant under differentiation. A subclass may return any other matrix
         (the W-method's order does not depend on it)."""
-        t0, flat_y0 = jax.lax.stop_gradient((jnp.asarray(t0, flat_y0.dtype), flat_y0))
-        size = flat_y0.shape[0]
-        tangent_t = jnp.zeros(size + 1, flat_y0.dtype).at[0].set(1.0)
-        tangent_y = jnp.concatenate([jnp.zeros((1, size), flat_y0.dtype), jnp.eye(size, dtype=flat_y0.dtype)])
-        directional = jax.vmap(lambda dt, dy: jax.jvp(field, (t0, flat_y0), (dt, dy))[1])(tangent_t, tangent_y)
-        return jax.lax.stop_gradient((directional[1:].T, directional[0]))
+        _, jacobian, time_derivative = linearisation(field, *jax.lax.stop_gradient((t0, flat_y0)))
+        return jax.lax.stop_gradient((jacobian, time_derivative))
 
     def w_solver(self, jacobian, shift):
         """``rhs -> W^-1 rhs`` for ``W = shift I - A`` (``shift = 1 / (h gamma)``, 1/s): one LU
@@ -171,7 +167,7 @@ class AbstractRosenbrockW(AbstractRosenbrock):
         flat_y0, unflatten = jax.flatten_util.ravel_pytree(y0)
         dtype = flat_y0.dtype
         h = jnp.asarray(t1 - t0, dtype)
-        field = _flat_field(terms, args, unflatten)
+        field = flat_field(terms, args, unflatten)
         # after a jump of the field (diffrax's ``made_jump``) the carried f(t0, y0) is stale
         jumped = jnp.asarray(made_jump)
         f0 = jax.lax.cond(unvmap_any(jumped), lambda: jnp.where(jumped, field(t0, flat_y0), solver_state.field),
@@ -179,22 +175,10 @@ class AbstractRosenbrockW(AbstractRosenbrock):
         rebuild, jacobian, time_derivative = self.kept_or_formed(field, t0, flat_y0, solver_state, jumped)
         increments = stage_increments(tableau, field, t0, h, flat_y0, f0, time_derivative,
                                       self.w_solver(jacobian, 1.0 / (h * tableau.gamma[0])))
-        flat_y1 = flat_y0 + jnp.asarray(tableau.m, dtype) @ increments
-        flat_error = jnp.asarray(np.subtract(tableau.m, tableau.m_hat), dtype) @ increments
-        f1 = field(t1, flat_y1)
-        y1 = unflatten(flat_y1)
-        # diffrax's Hermite interpolation takes the end slopes times h, stacked per leaf
-        slopes = jax.tree_util.tree_map(lambda k0, k1: jnp.stack([k0, k1]), unflatten(h * f0), unflatten(h * f1))
+        y1, error, dense_info, f1 = step_result(tableau, field, t1, y0, flat_y0, unflatten, h, increments, f0)
         age = jnp.where(rebuild, 1, solver_state.age + 1).astype(solver_state.age.dtype)
         state = WState(jacobian, time_derivative, age, f1)
-        return y1, unflatten(flat_error), dict(y0=y0, y1=y1, k=slopes), state, RESULTS.successful
-
-
-def _flat_field(terms, args, unflatten):
-    def field(t, flat_y):
-        return jax.flatten_util.ravel_pytree(terms.vf(t, unflatten(flat_y), args))[0]
-
-    return field
+        return y1, error, dense_info, state, RESULTS.successful
 
 
 class Ros34PW2(AbstractRosenbrockW):

@@ -14,7 +14,7 @@ import model
 from model.integrate.rosenbrock import RODAS4, RODAS5P, AbstractRosenbrock, Rodas4, Rodas5P
 from model.integrate.settings import SOLVERS, STIFF_SOLVERS
 from pipelines.config import SolverName
-from tests.helpers import FLORES
+from tests.helpers import flores_restitution_objective
 
 SOLVER_CLASSES = {"rodas4": (Rodas4, RODAS4), "rodas5p": (Rodas5P, RODAS5P)}
 PUBLISHED_ORDER = {"rodas4": 4, "rodas5p": 5}
@@ -113,25 +113,10 @@ def test_registered_as_stiff_solvers_and_config_names():
 @pytest.mark.slow
 @pytest.mark.validation  # reverse mode through a Rosenbrock solve compiles for minutes on 2 cores
 def test_gradient_through_simulate_matches_finite_differences():
-    import pathlib
-
-    from pipelines.build import ParameterMap, build_mechanism, solver_settings
-    from pipelines.config import load_mechanism
-
-    config = load_mechanism(FLORES)
-    mechanism = build_mechanism(config)
-    # 0.3 ms covers the first impact (onset ~0.22 ms). The error control does not see the
-    # sensitivities: without a step cap the derivative of the discrete solution is off by
-    # 3e-4 at rtol 1e-10 (its error follows the step through the contact, not rtol); a
-    # 2 us cap resolves the 60 us contact and leaves 4e-7 (docs/integration.md, Gradients).
-    settings = solver_settings(config, solver="rodas4", t_end=3e-4, output_interval=1e-5, rtol=1e-10,
-                               atol=1e-13, dtmax=2e-6)
-    parameters = ParameterMap(mechanism, ["joints.pin.contact.restitution"])
-
-    @jax.jit
-    def objective(restitution):
-        trajectory = model.simulate(parameters.apply(mechanism, [restitution]), settings)
-        return jnp.sum(trajectory.penetration**2) * 1e8 + trajectory.qd[-1, -3]
+    # Without the helper's 2 us step cap the derivative of the discrete solution is off by
+    # 3e-4 at rtol 1e-10 (its error follows the step through the contact, not rtol); the
+    # cap resolves the 60 us contact and leaves 4e-7 (docs/integration.md, Gradients).
+    objective = jax.jit(flores_restitution_objective("rodas4"))
 
     restitution, step = 0.9, 1e-4
     derivative = float(jax.grad(objective)(restitution))

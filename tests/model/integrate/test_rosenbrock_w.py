@@ -15,7 +15,7 @@ import model
 from model.integrate.rosenbrock_w import ROS34PW2, AbstractRosenbrockW, Ros34PW2
 from model.integrate.settings import ROSENBROCK_SOLVERS, STIFF_SOLVERS
 from model.integrate.solve import make_solver
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, flores_restitution_objective
 
 ORDER = 3  # Rang & Angermann (2005): ROS34PW2 is a W-method of order 3
 
@@ -179,22 +179,8 @@ def test_agrees_with_tsit5_on_the_flexible_slider_crank():
 @pytest.mark.slow
 @pytest.mark.validation  # reverse mode through a Flores solve compiles for about a minute on 2 cores
 def test_gradient_through_simulate_matches_finite_differences():
-    from pipelines.build import ParameterMap, build_mechanism, solver_settings
-    from pipelines.config import load_mechanism
-    from tests.helpers import FLORES
-
-    config = load_mechanism(FLORES)
-    mechanism = build_mechanism(config)
-    # 0.3 ms: the first impact (onset ~0.22 ms), a 2 us cap through the 60 us contact (the
-    # set-up of the Rodas4 check in test_rosenbrock.py)
-    settings = solver_settings(config, solver="ros34pw2", t_end=3e-4, output_interval=1e-5, rtol=1e-10,
-                               atol=1e-13, dtmax=2e-6)
-    parameters = ParameterMap(mechanism, ["joints.pin.contact.restitution"])
-
-    def objective(restitution, adjoint):
-        trajectory = model.simulate(parameters.apply(mechanism, [restitution]),
-                                    dataclasses.replace(settings, adjoint=adjoint))
-        return jnp.sum(trajectory.penetration**2) * 1e8 + trajectory.qd[-1, -3]
+    # the set-up of the Rodas4 check in test_rosenbrock.py
+    objective = flores_restitution_objective("ros34pw2")
 
     restitution, step = 0.9, 1e-4
     value = jax.jit(lambda e: objective(e, "checkpoint"))
