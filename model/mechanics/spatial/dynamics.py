@@ -49,7 +49,7 @@ class SpatialEvaluation(NamedTuple):
 
 def world_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
     """``R J R^T`` per body."""
-    rotations = jnp.stack([rotation_matrix(body_pose(x, b)[1]) for b in range(mechanism.num_bodies)])
+    rotations = frames(mechanism, x).rotations
     return times_transpose(times_transpose(rotations, mechanism.inertias), rotations)
 
 
@@ -64,16 +64,21 @@ def inverse_3x3(matrices: Float[Array, "... 3 3"]) -> Float[Array, "... 3 3"]:
 
 def world_inverse_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
     """``R J^-1 R^T`` per body: the inverse of :func:`world_inertias` (R is orthogonal)."""
-    rotations = jnp.stack([rotation_matrix(body_pose(x, b)[1]) for b in range(mechanism.num_bodies)])
+    rotations = frames(mechanism, x).rotations
     return times_transpose(times_transpose(rotations, inverse_3x3(mechanism.inertias)), rotations)
+
+
+def _inverse_mass(masses, inverse_inertias, twists):
+    """``M^-1`` of bodies with ``masses`` (kg) and world-frame ``inverse_inertias``
+    (``... x 3 x 3``) applied to twist-ordered rows ``[linear, angular]`` (``... x 6``)."""
+    return jnp.concatenate([twists[..., :3] / masses[..., None], dot(inverse_inertias, twists[..., None, 3:])],
+                           axis=-1)
 
 
 def _inverse_mass_apply(mechanism, inverse_inertias, vectors):
     """``M^-1`` applied to the last axis of ``vectors`` (... x 6 bodies)."""
-    blocks = vectors.reshape(vectors.shape[:-1] + (mechanism.num_bodies, 2, 3))
-    linear = blocks[..., 0, :] / mechanism.masses[:, None]
-    angular = dot(inverse_inertias, blocks[..., 1, None, :])
-    return jnp.stack([linear, angular], axis=-2).reshape(vectors.shape)
+    twists = vectors.reshape(vectors.shape[:-1] + (mechanism.num_bodies, 6))
+    return _inverse_mass(mechanism.masses, inverse_inertias, twists).reshape(vectors.shape)
 
 
 def gyroscopic_forces(mechanism: SpatialMechanism, x, v) -> Float[Array, " velocities"]:
@@ -111,11 +116,9 @@ def constrained_accelerations(mechanism: SpatialMechanism, groups, inverse_inert
     factorisation skips the zero blocks and their structural fill."""
     dtype = applied.dtype
 
-    def weighted(block, body):  # J_b M_b^-1; the inverse inertia is symmetric
-        angular = times_transpose(block[:, 3:], inverse_inertias[body])
-        return jnp.concatenate([block[:, :3] / mechanism.masses[body], angular], axis=1)
-
-    weighted_blocks = [{body: weighted(block, body) for body, block in group.blocks.items()} for group in groups]
+    # J_b M_b^-1 = (M_b^-1 J_b^T)^T, M_b symmetric
+    weighted_blocks = [{body: _inverse_mass(mechanism.masses[body], inverse_inertias[body], block)
+                        for body, block in group.blocks.items()} for group in groups]
     body_forces = [applied[VELOCITY_SIZE * body : VELOCITY_SIZE * (body + 1)] for body in range(mechanism.num_bodies)]
     shared = [[[body for body in group.blocks if body in other.blocks] for other in groups] for group in groups]
     products = {}
