@@ -170,3 +170,13 @@ def test_subprocess_exit_code_and_single_line(tmp_path):
     assert result.returncode == 2
     assert result.stdout == ""
     assert_one_error_line(result.stderr, path, "joints.pin.contact.restitution")
+
+
+
+def test_subprocess_success_prints_everything():
+    # the executable ends with os._exit (no interpreter teardown): with the error case
+    # above, the exit code and the buffered output still come out
+    result = subprocess.run([sys.executable, "-m", "pipelines.cli", "check", str(SPEC)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["joints"]["pin"]["clearance [m]"] == pytest.approx(5e-4)
