@@ -18,11 +18,11 @@ from model.integrate.trajectory import result_message
 
 from .plan import Group
 from .run import NOT_RUN
+from .status import OK as OK
 
 # Metrics that exist for every finished run; a NaN or inf in one of them means the run broke.
 # (first_impact_time/velocity are NaN by design when a joint never touches.)
 ALWAYS_FINITE = ("max_normal_force", "max_penetration", "num_impacts", "contact_fraction", "max_abs_ax", "max_abs_ay")
-OK = "ok"
 
 
 def point_status(problem: str | None, result: int, metrics: dict[str, float]) -> str:

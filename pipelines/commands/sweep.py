@@ -56,18 +56,20 @@ def run(args: argparse.Namespace) -> int:
     from sweep.run import enable_compilation_cache, prefer_single_threaded_cpu
 
     prefer_single_threaded_cpu()  # before the first JAX computation of this process
+    from ..sweeping.figure_processes import FigureProcesses
     from ..sweeping.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_sweep
 
     design, base = load_sweep(args.config, args.overrides, args.derivatives)
     check_plot_metrics(args.plot_metrics, metric_units(base))
     cache = enable_compilation_cache()
     out_dir = default_output_dir("sweep", args.config, args.out)
-    study = run_sweep(
-        design, base, batch_size=args.batch_size, progress=not args.no_progress, chunk_size=args.chunk_size,
-        out_dir=out_dir, resume=args.resume, executor=args.executor, ray_address=args.ray_address,
-        ray_workers=args.ray_workers, workers=args.workers,
-    )
-    written = write_sweep(study, out_dir, args.plot_metrics or None)
+    with FigureProcesses() as figure_processes:  # their imports overlap the solve
+        study = run_sweep(
+            design, base, batch_size=args.batch_size, progress=not args.no_progress, chunk_size=args.chunk_size,
+            out_dir=out_dir, resume=args.resume, executor=args.executor, ray_address=args.ray_address,
+            ray_workers=args.ray_workers, workers=args.workers,
+        )
+        written = write_sweep(study, out_dir, args.plot_metrics or None, figure_processes)
     summary = study.summary()
     compile_seconds = sum(group["compile_seconds"] for group in summary["groups"])
     resumed = f", {study.resumed_points} taken from stored chunks" if study.resumed_points else ""

@@ -3,11 +3,15 @@
 Each compiled group (a combination of discrete choices) has its own colour. On a grid the
 points that differ only in the plotted parameter are joined by lines; sampled designs are
 scatter plots. Points whose status is not ``"ok"`` are left out and counted in the title.
+
+The figures read the design as a :class:`~pipelines.sweeping.plot_design.PlotDesign`, so that
+a process drawing them never imports the simulator (and JAX): ``clearance sweep`` draws its
+figures in helper processes (:mod:`pipelines.sweeping.figure_processes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib
 
@@ -18,8 +22,12 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .design import SweepDesign  # noqa: E402
-from sweep.results import OK  # noqa: E402
+from sweep.status import OK  # noqa: E402
+
+from ..io import save_figure  # noqa: E402
+
+from .plot_design import PlotDesign  # noqa: E402
+
 
 
 def _axis_label(name: str, unit: str) -> str:
@@ -66,7 +74,7 @@ def _group_labels(frame: pd.DataFrame, discrete: Sequence[str]) -> dict[int, str
 
 def metrics_figure(
     frame: pd.DataFrame,
-    design: SweepDesign,
+    design: PlotDesign,
     continuous: Sequence[str],
     metrics: Sequence[str],
     units: Mapping[str, str],
@@ -121,13 +129,13 @@ def metrics_figure(
     return figure
 
 
-def middle_levels(design: SweepDesign, paths: Sequence[str]) -> dict[str, float]:
+def middle_levels(design: PlotDesign, paths: Sequence[str]) -> dict[str, float]:
     """The middle level (of the sorted levels) of each of ``paths``: where a 2-D slice cuts."""
-    levels = {p.path: sorted(level.si for level in p.levels) for p in design.parameters}
+    levels = {p.path: sorted(p.levels) for p in design.parameters}
     return {path: levels[path][len(levels[path]) // 2] for path in paths}
 
 
-def grid_map_figure(frame: pd.DataFrame, design: SweepDesign, continuous: Sequence[str], metric: str, unit: str) -> Figure:
+def grid_map_figure(frame: pd.DataFrame, design: PlotDesign, continuous: Sequence[str], metric: str, unit: str) -> Figure:
     """``metric`` over the first two continuous parameters of a grid, one panel per group; with
     more continuous parameters, on the slice through their middle levels (named in the title)."""
     x_path, y_path = continuous[:2]
@@ -177,7 +185,7 @@ def main_effects(frame: pd.DataFrame, path: str, metric: str, sampled: bool) -> 
 
 
 def main_effects_figure(
-    frame: pd.DataFrame, design: SweepDesign, continuous: Sequence[str], metrics: Sequence[str], units: Mapping[str, str]
+    frame: pd.DataFrame, design: PlotDesign, continuous: Sequence[str], metrics: Sequence[str], units: Mapping[str, str]
 ) -> Figure:
     """Main effects: one row per metric, one column per swept parameter (discrete ones as
     categories), the mean metric at each level over every other parameter."""
@@ -208,7 +216,7 @@ def main_effects_figure(
     return figure
 
 
-def sobol_figure(indices: pd.DataFrame, design: SweepDesign, metrics: Sequence[str]) -> Figure:
+def sobol_figure(indices: pd.DataFrame, design: PlotDesign, metrics: Sequence[str]) -> Figure:
     """First-order (S1) and total (ST) Sobol' indices with 95 % confidence intervals: one row
     per metric, one column per combination of the crossed (``values``) parameters."""
     crossed = [p.path for p in design.parameters if not p.sampled]
@@ -238,3 +246,14 @@ def sobol_figure(indices: pd.DataFrame, design: SweepDesign, metrics: Sequence[s
                 ax.set_title(", ".join(f"{p.rsplit('.', 1)[-1]}={v}" for p, v in zip(crossed, combo)) or "Sobol' indices", fontsize=8)
     axes[0, 0].legend(fontsize=7)
     return figure
+
+
+FIGURES: dict[str, Callable[..., Figure]] = {
+    "metrics": metrics_figure, "main_effects": main_effects_figure, "grid_map": grid_map_figure, "sobol": sobol_figure,
+}
+
+
+def render_figure(path, figure: str, arguments: tuple) -> None:
+    """Draw ``FIGURES[figure](*arguments)`` and save it to ``path`` (PNG, atomically): a
+    figure as one picklable job."""
+    save_figure(path, FIGURES[figure](*arguments))

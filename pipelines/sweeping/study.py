@@ -31,9 +31,11 @@ from sweep.store import ChunkStore, MemoryStore, StoreMismatch, fingerprint, git
 
 from ..config import MechanismConfig, load_pipeline_mechanism
 from ..errors import ConfigError
-from ..io import atomic_path, save_figure, write_json, write_parquet
+from ..io import atomic_path, write_json, write_parquet
 from .design import SweepDesign, parse_design
+from .figure_processes import FigureProcesses
 from .plan import plan_groups
+from .plot_design import PlotDesign
 from .results import metric_units, sweep_results
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
@@ -297,9 +299,11 @@ def check_plot_metrics(metrics: Sequence[str], units: dict[str, str]) -> None:
             raise ConfigError("--plot-metric", metric, f"unknown metric; metrics: {', '.join(units)}")
 
 
-def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[str] | None = None) -> list[Path]:
+def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[str] | None = None,
+                figure_processes: FigureProcesses | None = None) -> list[Path]:
     """Write ``results.parquet``, ``sweep.json``, ``resolved_config.json``, the Sobol' indices
-    (with ``sensitivity``) and the PNG figures; returns their paths."""
+    (with ``sensitivity``) and the PNG figures; returns their paths. The figures are drawn
+    here, or by ``figure_processes`` (:mod:`pipelines.sweeping.figure_processes`) when given."""
     out_dir = Path(out_dir)
     metrics = list(plot_metrics) if plot_metrics else default_plot_metrics(study.base)
     check_plot_metrics(metrics, study.units)
@@ -313,19 +317,20 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
             study.sobol.to_csv(temporary, index=False)
         write_json(written[-1], {"indices": study.sobol.to_dict(orient="records")})
     # the figures last, so the results are on disk before matplotlib is even imported
-    from .plots import grid_map_figure, main_effects_figure, metrics_figure, sobol_figure
-
-    continuous = study.continuous_paths
-    figures = {
-        "metrics.png": lambda: metrics_figure(study.frame, study.design, continuous, metrics, study.units),
-        "main_effects.png": lambda: main_effects_figure(study.frame, study.design, continuous, metrics, study.units),
-    }
+    design, continuous = PlotDesign.of(study.design), study.continuous_paths
+    jobs = [(out_dir / "metrics.png", "metrics", (study.frame, design, continuous, metrics, study.units)),
+            (out_dir / "main_effects.png", "main_effects", (study.frame, design, continuous, metrics, study.units))]
     if study.design.kind == "grid" and len(continuous) >= 2:
-        figures[f"map_{metrics[0]}.png"] = lambda: grid_map_figure(study.frame, study.design, continuous, metrics[0],
-                                                                   study.units[metrics[0]])
+        jobs.append((out_dir / f"map_{metrics[0]}.png", "grid_map",
+                     (study.frame, design, continuous, metrics[0], study.units[metrics[0]])))
     if study.sobol is not None:
-        figures["sobol_indices.png"] = lambda: sobol_figure(study.sobol, study.design, metrics)
-    for name, make_figure in figures.items():
-        save_figure(out_dir / name, make_figure())
-        written.append(out_dir / name)
+        jobs.append((out_dir / "sobol_indices.png", "sobol", (study.sobol, design, metrics)))
+    if figure_processes is None:
+        from .plots import render_figure
+
+        for job in jobs:
+            render_figure(*job)
+    else:
+        figure_processes.render(jobs)
+    written += [path for path, _, _ in jobs]
     return written
