@@ -12,6 +12,7 @@ configuration into groups (``pipelines.sweeping.plan``) is not this package's bu
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -31,6 +32,32 @@ class ParameterWriter(Protocol):
 # pytree setters. It travels to worker processes, so it must pickle by reference (a class or
 # a module-level function, such as ``pipelines.build.ParameterMap``).
 ParameterResolver = Callable[[Mechanism, Sequence[str]], ParameterWriter]
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolverByName:
+    """A :data:`ParameterResolver` sent by name, imported when first called.
+
+    Worker processes receive this instead of the resolver, so that unpickling a chunk's
+    payload imports nothing a cached chunk function does not need: the resolver is only
+    called to trace the chunk function, and ``pipelines.build.ParameterMap`` would import
+    the config schema and pint (0.4 s of every worker's start). ``source_digest`` is the
+    digest of the resolver's source file (:func:`sweep.executables.module_digest`), which
+    the executable cache's key needs, taken where the resolver is imported.
+    """
+
+    module: str
+    qualified_name: str
+    source_digest: str
+
+    def resolve(self) -> ParameterResolver:
+        target = importlib.import_module(self.module)
+        for part in self.qualified_name.split("."):
+            target = getattr(target, part)
+        return target
+
+    def __call__(self, mechanism: Mechanism, paths: Sequence[str]) -> ParameterWriter:
+        return self.resolve()(mechanism, paths)
 
 
 @dataclasses.dataclass

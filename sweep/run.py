@@ -48,7 +48,7 @@ from model.mechanics.mechanism import Mechanism
 from model.integrate.settings import SolverSettings
 
 from . import executables
-from .plan import ParameterResolver
+from .plan import ParameterResolver, ResolverByName
 
 STEP_SLOTS = "step_slots"  # key of run_batches' total step slots (not a per-point column)
 NOT_RUN = -1  # result code of a point that was refused before it ran
@@ -299,9 +299,12 @@ def _executable_key(mechanism, settings, paths, resolver, batch_size, derivative
         return None
     settings_fields = tuple((field.name, getattr(settings, field.name)) for field in dataclasses.fields(settings))
     leaves = tuple((np.shape(leaf), str(np.asarray(leaf).dtype)) for leaf in jax.tree_util.tree_leaves(mechanism))
+    if isinstance(resolver, ResolverByName):
+        name, digest = f"{resolver.module}.{resolver.qualified_name}", resolver.source_digest
+    else:
+        name, digest = _qualified_name(resolver), executables.module_digest(resolver)
     return executables.executable_key(
-        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), _qualified_name(resolver),
-        executables.module_digest(resolver), batch_size,
+        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), name, digest, batch_size,
         tuple(derivative_metrics), lanes, devices[0].platform, devices[0].device_kind,
     )
 

@@ -120,3 +120,37 @@ def test_a_sweep_of_discrete_parameters_only(tmp_path):
     reference = run_sweep(*load_sweep(with_continuous, TINY), progress=False, executor="local").frame
     np.testing.assert_allclose(swept[COMPARED[:-1]].to_numpy(float), reference[COMPARED[:-1]].to_numpy(float), rtol=1e-12)
     assert swept["pin.max_normal_force"].iloc[0] != swept["pin.max_normal_force"].iloc[1]
+
+
+def test_a_workers_payload_unpickles_without_the_config_stack(tmp_path):
+    """The resolver travels by name (sweep.plan.ResolverByName): unpickling a chunk's payload
+    in a fresh process imports the simulator but not the config schema or pint, and the
+    named resolver is the real one once called."""
+    import pickle
+    import subprocess
+
+    from pipelines.build import ParameterMap
+    from pipelines.sweeping.plan import plan_groups
+    from sweep.execute import ChunkTask, _payloads
+    from sweep.run import _executable_key
+
+    config = write_sweep(tmp_path, 'design = "grid"', 'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.2 mm"]')
+    design, base = load_sweep(config, TINY)
+    group = plan_groups(design, base)[0]
+    payload = _payloads([group], [ChunkTask(0, np.arange(2), group.values)], 2, ())[0]
+    named = payload[3]
+    assert named.resolve() is ParameterMap
+    previous = jax.config.jax_compilation_cache_dir
+    enable_compilation_cache(tmp_path / "cache")  # the key exists only with the cache on
+    try:
+        device = (jax.devices()[0],)
+        keys = [_executable_key(group.mechanism, group.settings, group.paths, resolver, 2, (), device, 4)
+                for resolver in (named, ParameterMap)]
+    finally:
+        jax.config.update("jax_compilation_cache_dir", previous)
+    assert keys[0] is not None and keys[0] == keys[1]
+    probe = ("import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
+             "print(sorted(m for m in ('pint', 'pydantic', 'pipelines.build', 'model') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], input=pickle.dumps(payload), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == "['model']"
