@@ -92,7 +92,7 @@ def vmap_run(mechanism, settings, points: np.ndarray, device, chunk: int) -> dic
     batch = min(chunk, len(points))
 
     def batched(mechanism, values):
-        return sweep_run._lockstep_points(mechanism, values, settings, PATHS, ())
+        return sweep_run._lockstep_points(mechanism, values, settings, PATHS, ParameterMap, ())
 
     spec = jax.ShapeDtypeStruct((batch, len(PATHS)), jnp.float64)
     start = time.perf_counter()
