@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 DEFAULT_WORKERS = 2  # the default sweep draws three figures; the longest takes half the time
@@ -25,7 +26,8 @@ DEFAULT_WORKERS = 2  # the default sweep draws three figures; the longest takes 
 def _import_plotting() -> None:
     # behind the solve for the CPU: the imports are meant to fill idle time, not to slow the
     # workers (at the default priority they cost a 16-point sweep 0.3 s of solving)
-    os.nice(10)
+    if hasattr(os, "nice"):  # not on Windows
+        os.nice(10)
     # as a sweep worker (sweep.execute): the figures are written and reported before the
     # process exits, so it skips the interpreter's teardown (0.2 s the command waited for)
     atexit.register(os._exit, 0)
@@ -56,11 +58,25 @@ class FigureProcesses:
             self.pool.submit(int)
 
     def render(self, jobs: Sequence[tuple[Path, str, tuple]]) -> None:
-        """Draw every ``(path, figure, arguments)`` job (:func:`~pipelines.sweeping.plots.render_figure`);
-        the first job's error is raised once all have finished."""
-        futures = [self.pool.submit(_render, *job) for job in jobs]
-        for future in futures:
-            future.result()
+        """Draw every ``(path, figure, arguments)`` job (:func:`~pipelines.sweeping.plots.render_figure`)
+        and wait for all; then raise the first job's error, if any. Jobs that a helper
+        process could not run because it died (a broken pool: killed, out of memory) are
+        drawn here instead, so that a sweep's figures never depend on the helpers."""
+        try:
+            futures = [self.pool.submit(_render, *job) for job in jobs]
+        except BrokenProcessPool:
+            futures = []
+        concurrent.futures.wait(futures)
+        errors = [future.exception() for future in futures]
+        for error in errors:
+            if error is not None and not isinstance(error, BrokenProcessPool):
+                raise error
+        leftover = [job for job, error in zip(jobs, errors) if isinstance(error, BrokenProcessPool)] if futures else jobs
+        if leftover:
+            from .plots import render_figure
+
+            for job in leftover:
+                render_figure(*job)
 
     def close(self) -> None:
         self.pool.shutdown(cancel_futures=True)

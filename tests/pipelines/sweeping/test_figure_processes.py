@@ -49,3 +49,16 @@ def test_an_error_in_a_process_reaches_the_caller(tmp_path, jobs_arguments):
     with FigureProcesses(workers=1) as processes, pytest.raises(KeyError, match="pin.num_impacts"):
         processes.render([(tmp_path / "metrics.png", figure, (broken, *rest))])
     assert not (tmp_path / "metrics.png").exists()
+
+
+def test_figures_are_drawn_here_when_a_helper_died(tmp_path, jobs_arguments):
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    with FigureProcesses(workers=1) as processes:
+        dying = processes.pool.submit(os._exit, 1)  # the helper ends abruptly: the pool is broken
+        with pytest.raises(BrokenProcessPool):
+            dying.result()
+        processes.render([(tmp_path / f"{figure}.png", figure, arguments) for figure, arguments in jobs_arguments])
+    for figure, _ in jobs_arguments:
+        assert matplotlib.image.imread(tmp_path / f"{figure}.png").shape[0] > 200
