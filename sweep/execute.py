@@ -21,10 +21,9 @@ from collections.abc import Callable, Sequence
 import jax
 import numpy as np
 
-from . import executables
-from .plan import Group, ResolverByName
+from .plan import Group
 from .run import (
-    STEP_SLOTS, chunk_runner, enable_compilation_cache, pad_rows, prefer_single_threaded_cpu,
+    STEP_SLOTS, chunk_runner, enable_compilation_cache, pad_rows, prefer_single_threaded_cpu, resolver_by_name,
     stop_compilation_cache_writes,
 )
 
@@ -61,13 +60,9 @@ def _payloads(groups: Sequence[Group], tasks: Sequence[ChunkTask], batch: int,
               derivative_metrics: tuple[str, ...]) -> dict[int, tuple]:
     """What a worker needs to compile each group that has chunks to run (the resolver by
     name: :class:`sweep.plan.ResolverByName`)."""
-    return {group.index: (group.mechanism, group.settings, group.paths, _by_name(group.resolver), batch,
+    return {group.index: (group.mechanism, group.settings, group.paths, resolver_by_name(group.resolver), batch,
                           derivative_metrics)
             for group in groups if any(task.group == group.index for task in tasks)}
-
-
-def _by_name(resolver):
-    return ResolverByName(resolver.__module__, resolver.__qualname__, executables.module_digest(resolver))
 
 
 def _finish_chunk(record: GroupRun, task: ChunkTask, columns: dict, info: dict, batch: int, started: float,

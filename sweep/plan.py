@@ -43,7 +43,8 @@ class ResolverByName:
     called to trace the chunk function, and ``pipelines.build.ParameterMap`` would import
     the config schema and pint (0.4 s of every worker's start). ``source_digest`` is the
     digest of the resolver's source file (:func:`sweep.executables.module_digest`), which
-    the executable cache's key needs, taken where the resolver is imported.
+    the executable cache's key needs, taken where the resolver is imported
+    (:func:`sweep.run.resolver_by_name`).
     """
 
     module: str

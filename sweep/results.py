@@ -18,7 +18,7 @@ from model.integrate.trajectory import result_message
 
 from .plan import Group
 from .run import NOT_RUN
-from .status import OK as OK
+from .status import OK
 
 # Metrics that exist for every finished run; a NaN or inf in one of them means the run broke.
 # (first_impact_time/velocity are NaN by design when a joint never touches.)

@@ -299,19 +299,21 @@ def _executable_key(mechanism, settings, paths, resolver, batch_size, derivative
         return None
     settings_fields = tuple((field.name, getattr(settings, field.name)) for field in dataclasses.fields(settings))
     leaves = tuple((np.shape(leaf), str(np.asarray(leaf).dtype)) for leaf in jax.tree_util.tree_leaves(mechanism))
-    if isinstance(resolver, ResolverByName):
-        name, digest = f"{resolver.module}.{resolver.qualified_name}", resolver.source_digest
-    else:
-        name, digest = _qualified_name(resolver), executables.module_digest(resolver)
+    named = resolver_by_name(resolver)
     return executables.executable_key(
-        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths), name, digest, batch_size,
+        str(jax.tree_util.tree_structure(mechanism)), leaves, settings_fields, tuple(paths),
+        f"{named.module}.{named.qualified_name}", named.source_digest, batch_size,
         tuple(derivative_metrics), lanes, devices[0].platform, devices[0].device_kind,
     )
 
 
-def _qualified_name(resolver: ParameterResolver) -> str:
-    """``module.name`` of a resolver, for the executable cache's key."""
-    return f"{getattr(resolver, '__module__', '')}.{getattr(resolver, '__qualname__', repr(resolver))}"
+def resolver_by_name(resolver: ParameterResolver) -> ResolverByName:
+    """``resolver`` as a :class:`~sweep.plan.ResolverByName` (itself if it is one): what a
+    worker process receives, and what names the resolver in the executable cache's key."""
+    if isinstance(resolver, ResolverByName):
+        return resolver
+    return ResolverByName(getattr(resolver, "__module__", ""), getattr(resolver, "__qualname__", repr(resolver)),
+                          executables.module_digest(resolver))
 
 
 def pad_rows(rows: np.ndarray, size: int) -> np.ndarray:

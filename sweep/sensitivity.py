@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .results import OK
+from .status import OK
 
 COLUMNS = ("metric", "parameter", "S1", "S1_conf", "ST", "ST_conf")
 

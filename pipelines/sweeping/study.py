@@ -24,7 +24,7 @@ from sweep.execute import (
     EXECUTORS, ChunkTask, ExecutorUnavailable, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor,
 )
 from sweep.plan import Group
-from sweep.results import OK
+from sweep.status import OK
 from sweep.results import derivative_columns as _derivative_columns
 from sweep.run import CPU_CHUNK, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
 from sweep.store import ChunkStore, MemoryStore, StoreMismatch, fingerprint, git_revision, package_versions
