@@ -33,7 +33,7 @@ from model.mechanics.spatial import SpatialMechanism
 
 from .build_flexible import beam_chains, body_layout, point_loads
 from .build_lubrication import build_lubrication
-from .build_spatial import build_spatial, spatial_parameter_leaf, spatial_settings
+from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
 from .config import MechanismConfig
 from .config.spatial import SpatialConfig
 from .errors import ConfigError
@@ -155,16 +155,17 @@ def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | Spat
 
 
 def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> SolverSettings:
-    """Static integration settings from ``[simulation]``; ``solver = "auto"`` is resolved
-    with :func:`model.resolve_solver`."""
-    if isinstance(config, SpatialConfig):
-        return spatial_settings(config, **changes)
+    """Static integration settings from ``[simulation]`` (planar and spatial configs share
+    its keys); ``solver = "auto"`` is resolved with :func:`model.resolve_solver`, or from the
+    beam elements for a mechanism with a flexible body."""
     simulation = config.simulation
+    rtol = changes.get("rtol", simulation.rtol)
+    flexible_choice = (spatial_flexible_auto_solver(config, rtol) if isinstance(config, SpatialConfig)
+                       else _flexible_auto_solver(config, rtol))
     settings = dict(
         t_end=simulation.t_end,
         output_interval=simulation.output_interval,
-        solver=_flexible_auto_solver(config, changes.get("rtol", simulation.rtol))
-        or model.resolve_solver(simulation.solver),
+        solver=flexible_choice or model.resolve_solver(simulation.solver),
         rtol=simulation.rtol,
         atol=simulation.atol,
         dtmax=simulation.dtmax,

@@ -14,12 +14,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import model
 from model.contact.friction import FrictionLaw
 from model.contact.normal import ContactLaw
 from model.contact.stiffness import effective_modulus
 from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair, quaternion_product, rotation_matrix
-from model.integrate.settings import SolverSettings
 from model.integrate.solver_choice import auto_solver
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
@@ -267,19 +265,13 @@ def _with_ideal_rows(mechanism: SpatialMechanism) -> SpatialMechanism:
     return dataclasses.replace(mechanism, ideal_kept_rows=without_redundant_rows(twin, x0).kept_rows)
 
 
-def spatial_settings(config: SpatialConfig, **changes) -> SolverSettings:
-    """Integration settings of ``[simulation]``, as the planar ones."""
-    simulation = config.simulation
-    solver = model.resolve_solver(simulation.solver)
-    if simulation.solver == "auto" and any(body["flexible"] is not None for body in config.bodies):
-        # from the beam elements' rates against the contact period, at the run's rtol
-        solver = auto_solver(build_spatial(config), changes.get("rtol", simulation.rtol))
-    settings = dict(t_end=simulation.t_end, output_interval=simulation.output_interval,
-                    solver=solver, rtol=simulation.rtol, atol=simulation.atol,
-                    dtmax=simulation.dtmax, max_steps=simulation.max_steps,
-                    jacobian_reuse=simulation.jacobian_reuse)
-    settings.update(changes)
-    return SolverSettings(**settings)
+def spatial_flexible_auto_solver(config: SpatialConfig, rtol: float) -> str | None:
+    """``solver = "auto"`` on a spatial mechanism with a flexible body: chosen from the beam
+    elements' fastest rates against the contact period, at the run's ``rtol``
+    (:func:`model.integrate.auto_solver`); ``None`` otherwise."""
+    if config.simulation.solver != "auto" or not any(body["flexible"] is not None for body in config.bodies):
+        return None
+    return auto_solver(build_spatial(config), rtol)
 
 
 # Continuous parameters of a clearance joint a path may address: key -> getter of the leaf

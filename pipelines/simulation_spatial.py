@@ -20,7 +20,8 @@ from model.mechanics.spatial import SpatialMechanism
 from model.mechanics.spatial.constraints import body_pose, point_position
 from model.metrics_spatial import spatial_summary_metrics
 
-from .build_spatial import SpatialLayout, build_spatial, spatial_settings
+from .build import solver_settings
+from .build_spatial import SpatialLayout, build_spatial
 from .flexible_outputs import flexible_arrays, flexible_summary
 from .config.spatial import SpatialConfig
 
@@ -53,7 +54,7 @@ def _status(trajectory: SpatialTrajectory) -> str:
 
 def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> SpatialRun:
     mechanism = build_spatial(config)
-    settings = spatial_settings(config, **changes)
+    settings = solver_settings(config, **changes)
     start = time.perf_counter()
     compiled = jax.jit(model.simulate, static_argnums=1).lower(mechanism, settings).compile()
     compiled_at = time.perf_counter()

@@ -115,7 +115,7 @@ def test_lubricated_slider_crank_in_3d_matches_the_planar_one(tmp_path):
     import model
     from model.integrate import simulate
     from pipelines.build import build_mechanism, solver_settings
-    from pipelines.build_spatial import build_spatial, spatial_settings
+    from pipelines.build_spatial import build_spatial
     from pipelines.config import load_mechanism
 
     configs = Path(__file__).resolve().parents[4] / "configs"
@@ -126,7 +126,7 @@ def test_lubricated_slider_crank_in_3d_matches_the_planar_one(tmp_path):
     planar_config = load_mechanism(configs / "flores_lubricated.toml", window)
     planar = model.simulate(build_mechanism(planar_config), solver_settings(planar_config))
     spatial_config = load_mechanism(tmp_path / "lubricated_3d.toml", window)
-    spatial = simulate(build_spatial(spatial_config), spatial_settings(spatial_config))
+    spatial = simulate(build_spatial(spatial_config), solver_settings(spatial_config))
     planar_peak = float(jnp.max(jnp.abs(planar.normal_force[:, 0])))
     assert planar_peak > 100.0  # the film carries the pin load
     assert float(jnp.max(spatial.normal_force[:, 0])) == pytest.approx(planar_peak, rel=1e-2)

@@ -10,7 +10,7 @@ import model
 from model.integrate import simulate
 from model.metrics_spatial import spatial_summary_metrics
 from pipelines.build import build_mechanism, solver_settings
-from pipelines.build_spatial import build_spatial, spatial_settings
+from pipelines.build_spatial import build_spatial
 from pipelines.config import load_mechanism
 from pipelines.design.performance import metric_dimensions, trajectory_metrics
 
@@ -26,7 +26,7 @@ def runs():
     planar_run = jax.jit(model.simulate, static_argnums=1)(planar, planar_settings)
     spatial_config = load_mechanism(CONFIGS / "flores_slider_crank_3d.toml")
     spatial = build_spatial(spatial_config)
-    spatial_run = jax.jit(simulate, static_argnums=1)(spatial, spatial_settings(spatial_config))
+    spatial_run = jax.jit(simulate, static_argnums=1)(spatial, solver_settings(spatial_config))
     return (model.summary_metrics(planar, planar_run), spatial_summary_metrics(spatial, spatial_run), spatial_run,
             (planar, planar_run, spatial))
 
