@@ -25,9 +25,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 from sweep.status import OK  # noqa: E402
 
 from ..io import save_figure  # noqa: E402
-
 from .plot_design import PlotDesign  # noqa: E402
-
 
 
 def _axis_label(name: str, unit: str) -> str:
