@@ -1,7 +1,8 @@
 """How far one vector-field evaluation and one Tsit5 step of the Flores slider-crank are from
 what a CPU core allows: XLA's cost analysis (flop and bytes of one call) against the
 measured time of many calls inside one compiled loop (no Python dispatch), for one
-simulation and for a batch of lanes (``jax.vmap``, as the refilling lanes run them).
+simulation and for a batch of lanes (``jax.vmap``, as the refilling lanes run them: each
+lane with its own copy of the mechanism, so that XLA cannot fold its parameters).
 
     python benchmarks/roofline.py                    # 1 and 32 lanes
     python benchmarks/roofline.py --lanes 1 16 32 64 --peak 41.6
@@ -47,16 +48,24 @@ def cost(function, *args) -> tuple[float, float]:
     return float(analysis.get("flops", 0.0)), float(analysis.get("bytes accessed", 0.0))
 
 
-def seconds_per_call(function, y0, calls: int, repeats: int = 5) -> float:
-    """Time of one ``function`` call, from ``calls`` chained calls in one compiled loop."""
-    looped = jax.jit(lambda y: jax.lax.fori_loop(0, calls, lambda _, y: function(y), y))
-    jax.block_until_ready(looped(y0))
+def seconds_per_call(function, y0, mechanism, calls: int, repeats: int = 5) -> float:
+    """Time of one ``function(y, mechanism)`` call, from ``calls`` chained calls in one
+    compiled loop; the mechanism is an argument, not a constant XLA could fold."""
+    looped = jax.jit(lambda y, m: jax.lax.fori_loop(0, calls, lambda _, y: function(y, m), y))
+    jax.block_until_ready(looped(y0, mechanism))
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        jax.block_until_ready(looped(y0))
+        jax.block_until_ready(looped(y0, mechanism))
         best = min(best, time.perf_counter() - start)
     return best / calls
+
+
+def per_lane(mechanism, lanes: int):
+    """``mechanism`` with every array leaf repeated over a leading lanes axis, as the sweep's
+    lanes carry one mechanism each (so no parameter is a compile-time constant)."""
+    return jax.tree_util.tree_map(
+        lambda leaf: jnp.broadcast_to(leaf, (lanes,) + leaf.shape) if isinstance(leaf, jax.Array) else leaf, mechanism)
 
 
 def main(argv=None) -> int:
@@ -71,11 +80,11 @@ def main(argv=None) -> int:
     solver, terms = diffrax.Tsit5(), diffrax.ODETerm(flat_vector_field)
     state = solver.init(terms, 0.0, STEP, y0, mechanism)
 
-    def evaluation(y):
+    def evaluation(y, mechanism):
         # chained so XLA cannot hoist the calls out of the loop; 2 flop per state entry extra
         return y + 1e-12 * flat_vector_field(0.0, y, mechanism)
 
-    def step(y):
+    def step(y, mechanism):
         return solver.step(terms, 0.0, STEP, y, mechanism, state, made_jump=False)[0]
 
     print(f"Flores slider-crank, {y0.size} states; peak {peak:.1f} GFLOP/s float64 per core "
@@ -87,7 +96,8 @@ def main(argv=None) -> int:
         for lanes in args.lanes:
             batched = function if lanes == 1 else jax.vmap(function)
             ys = y0 if lanes == 1 else jnp.broadcast_to(y0, (lanes, y0.size)) * (1 + 1e-9 * jnp.arange(lanes))[:, None]
-            flop, moved = cost(batched, ys)
+            mechanisms = mechanism if lanes == 1 else per_lane(mechanism, lanes)
+            flop, moved = cost(batched, ys, mechanisms)
             if evaluations == 1:
                 evaluation_flop[lanes] = flop
                 traffic = f"{moved / lanes:,.0f} | {flop / max(moved, 1):.2f}"
@@ -95,7 +105,7 @@ def main(argv=None) -> int:
                 # diffrax runs the stages in a loop, whose body XLA's analysis counts once: count
                 # the evaluations instead (a lower bound, without the stage sums); bytes unknown
                 flop, traffic = evaluations * evaluation_flop[lanes], " | "
-            per_call = seconds_per_call(batched, ys, args.calls // evaluations)
+            per_call = seconds_per_call(batched, ys, mechanisms, args.calls // evaluations)
             rate = flop / per_call / 1e9
             print(f"| {name} | {lanes} | {flop / lanes:,.0f} | {traffic} | {per_call / lanes * 1e6:.2f} us | "
                   f"{rate:.2f} | {rate / (peak / 4):.0%} | {rate / peak:.0%} |")

@@ -33,6 +33,14 @@ def rotation(theta: Float[Array, ""]) -> Float[Array, "2 2"]:
     return jnp.stack([c, -s, s, c]).reshape(2, 2)
 
 
+def rotate(theta: Float[Array, ""], vector: Float[Array, "2"]) -> Float[Array, "2"]:
+    """``rotation(theta) @ vector``, written out: under ``vmap`` a ``@`` of two rows is a
+    batched ``dot`` kernel of its own on a CPU, these four products fuse with their
+    neighbours (:mod:`model.geometry.vectors`)."""
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    return jnp.stack([c * vector[0] - s * vector[1], s * vector[0] + c * vector[1]])
+
+
 class ContactKinematics(NamedTuple):
     """Geometry and relative motion of a clearance joint (SI units)."""
 

@@ -9,7 +9,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..geometry.planar import perp, rotation
+from ..geometry.planar import perp, rotate
+from ..geometry.vectors import dot
 from .mechanism import GROUND, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
 
 
@@ -23,7 +24,7 @@ def body_pose(q: Float[Array, " coords"], body: int) -> tuple[Float[Array, "2"],
 def point_position(q: Float[Array, " coords"], body: int, local_point: Float[Array, "2"]) -> Float[Array, "2"]:
     """Ground-frame position (m) of a point given in ``body``'s frame."""
     position, angle = body_pose(q, body)
-    return position + rotation(angle) @ local_point
+    return position + rotate(angle, local_point)
 
 
 def _revolute(q, joint: RevoluteJoint) -> Float[Array, "2"]:
@@ -37,8 +38,8 @@ def _prismatic(q, joint: PrismaticJoint) -> Float[Array, "2"]:
     _, angle_j = body_pose(q, joint.body_j)
     p_i = point_position(q, joint.body_i, joint.point_i)
     p_j = point_position(q, joint.body_j, joint.point_j)
-    line_normal = rotation(angle_i) @ perp(joint.axis)
-    return jnp.stack([jnp.dot(line_normal, p_j - p_i), angle_j - angle_i - joint.angle])
+    line_normal = rotate(angle_i, perp(joint.axis))
+    return jnp.stack([dot(line_normal, p_j - p_i), angle_j - angle_i - joint.angle])
 
 
 def _fixed(q, joint: FixedJoint) -> Float[Array, "3"]:

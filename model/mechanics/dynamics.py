@@ -15,7 +15,7 @@ from jaxtyping import Array, Bool, Float
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
 from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics, structural_and_load_forces
 from ..contact.memory import impact_memory_rate
-from ..geometry.vectors import times_transpose
+from ..geometry.vectors import dot, times_transpose
 from .mechanism import GROUND, Mechanism
 
 
@@ -64,8 +64,8 @@ def evaluate(mechanism: Mechanism, t, state: State) -> Evaluation:
         # of a vmapped sweep on CPU otherwise (docs/BENCHMARKS.md).
         weighted = jacobian * inverse_mass
         schur = times_transpose(weighted, jacobian)
-        multipliers = spd_solve(schur, weighted @ applied - acceleration_rhs(mechanism, q, qd, t))
-        qdd = inverse_mass * (applied - jacobian.T @ multipliers)
+        multipliers = spd_solve(schur, dot(weighted, applied) - acceleration_rhs(mechanism, q, qd, t))
+        qdd = inverse_mass * (applied - dot(jacobian.T, multipliers))
         violation = jnp.max(jnp.abs(constraints(mechanism, q, t)))
     else:
         qdd, multipliers, violation = applied * inverse_mass, jnp.zeros((0,), q.dtype), jnp.zeros((), q.dtype)

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..geometry.planar import cross2, rotation
+from ..geometry.planar import cross2, rotate
 from .beam import planar_stiffness, timoshenko_stiffness
 
 
@@ -138,6 +138,6 @@ def load_generalised_force(load: PointLoad, q) -> Float[Array, " coords"]:
     if load.kind == "torque":
         entry = jnp.stack([jnp.zeros_like(theta), jnp.zeros_like(theta), load.value[0]])
     else:
-        arm = rotation(theta) @ load.point
+        arm = rotate(theta, load.point)
         entry = jnp.stack([load.value[0], load.value[1], cross2(arm, load.value)])
     return jnp.zeros_like(q).at[3 * load.body : 3 * load.body + 3].add(entry)

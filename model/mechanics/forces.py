@@ -13,7 +13,7 @@ from jaxtyping import Array, Float
 from .constraints import body_pose, point_position
 from ..contact.normal import normal_force
 from ..contact.friction import friction_force
-from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotation
+from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotate
 from .flexible import chain_generalised_forces, chain_strain_energy, load_generalised_force
 from .mechanism import GROUND, ClearanceJoint, Mechanism
 
@@ -35,7 +35,7 @@ def point_velocity(q, qd, body: int, local_point) -> Float[Array, "2"]:
         return jnp.zeros(2, q.dtype)
     _, angle = body_pose(q, body)
     omega = qd[3 * body + 2]
-    return qd[3 * body : 3 * body + 2] + omega * perp(rotation(angle) @ local_point)
+    return qd[3 * body : 3 * body + 2] + omega * perp(rotate(angle, local_point))
 
 
 def body_omega(qd, body: int) -> Float[Array, ""]:

@@ -56,3 +56,16 @@ def test_grad_finite_at_zero_eccentricity():
 
     gradient = jax.grad(scalar)(jnp.zeros(2))
     assert np.all(np.isfinite(gradient))
+
+
+def test_rotate_is_the_rotation_matrix_product():
+    from model.geometry.planar import rotate, rotation
+
+    angles, vectors = jnp.linspace(-4.0, 4.0, 7), jnp.asarray(np.random.default_rng(5).normal(size=(7, 2)))
+    expected = jnp.einsum("nij,nj->ni", jax.vmap(rotation)(angles), vectors)
+    np.testing.assert_allclose(jax.jit(jax.vmap(rotate))(angles, vectors), expected, rtol=1e-14, atol=1e-15)
+    # both derivatives: d(R v)/d theta = perp(R v), d(R v)/d v = R
+    theta, vector = angles[2], vectors[2]
+    by_angle = jax.jacfwd(rotate, argnums=0)(theta, vector)
+    np.testing.assert_allclose(by_angle, jnp.stack([-expected[2, 1], expected[2, 0]]), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(jax.jacrev(rotate, argnums=1)(theta, vector), rotation(theta), rtol=1e-14, atol=1e-15)
