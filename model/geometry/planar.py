@@ -8,7 +8,11 @@ points ``P_b = r_b + R_b n`` and ``P_j = r_j + R_j n``. All quantities in SI uni
 
 from typing import NamedTuple
 
+import functools
+
+import jax
 import jax.numpy as jnp
+from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
 # Below this eccentricity (m) the normal is undefined; the force is zero there anyway
@@ -33,12 +37,37 @@ def rotation(theta: Float[Array, ""]) -> Float[Array, "2 2"]:
     return jnp.stack([c, -s, s, c]).reshape(2, 2)
 
 
+@jax.custom_jvp
 def rotate(theta: Float[Array, ""], vector: Float[Array, "2"]) -> Float[Array, "2"]:
-    """``rotation(theta) @ vector``, written out: under ``vmap`` a ``@`` of two rows is a
-    batched ``dot`` kernel of its own on a CPU, these four products fuse with their
-    neighbours (:mod:`model.geometry.vectors`)."""
-    c, s = jnp.cos(theta), jnp.sin(theta)
-    return jnp.stack([c * vector[0] - s * vector[1], s * vector[0] + c * vector[1]])
+    """``rotation(theta) @ vector`` (``theta`` in rad, ``vector`` in any unit).
+
+    Written for XLA's CPU code generator, which computes a batched planar field (the sweep's
+    lanes) kernel by kernel: a ``@`` of two rows under ``vmap`` is a ``dot`` kernel of its
+    own (:mod:`model.geometry.vectors`), and ``cos`` and ``sin`` used elementwise are
+    recomputed inside every kernel that reads them (20 times per evaluation of the Flores
+    slider-crank for its three angles). As the outer product of ``(cos, sin)`` with
+    ``vector``, which reads each of them twice, they are computed once and stored; the
+    derivatives (:func:`_rotate_jvp`) are built from the rotated vector and call neither
+    again. Together one 32-lane evaluation fell from 0.60 to 0.34 us per lane
+    (``benchmarks/roofline.py``, docs/BENCHMARKS.md section 1d).
+    """
+    trig = jnp.stack([jnp.cos(theta), jnp.sin(theta)])
+    products = trig[:, None] * vector[None, :]  # [[c v0, c v1], [s v0, s v1]]
+    return jnp.stack([products[0, 0] - products[1, 1], products[1, 0] + products[0, 1]])
+
+
+@functools.partial(rotate.defjvp, symbolic_zeros=True)
+def _rotate_jvp(primals, tangents):
+    # d(R v) = perp(R v) d theta + R dv, and again for the second derivatives (the
+    # constraints' convective terms): -R v d theta^2 comes out as perp(perp(R v)).
+    # Symbolic zeros skip the R dv term where ``vector`` is a constant (a body's point).
+    theta, vector = primals
+    theta_dot, vector_dot = tangents
+    rotated = rotate(theta, vector)
+    tangent = jnp.zeros_like(rotated) if type(theta_dot) is SymbolicZero else perp(rotated) * theta_dot
+    if type(vector_dot) is not SymbolicZero:
+        tangent = tangent + rotate(theta, vector_dot)
+    return rotated, tangent
 
 
 class ContactKinematics(NamedTuple):

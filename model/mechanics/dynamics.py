@@ -15,7 +15,7 @@ from jaxtyping import Array, Bool, Float
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, velocity_rhs
 from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics, structural_and_load_forces
 from ..contact.memory import impact_memory_rate
-from ..geometry.vectors import dot, times_transpose
+from ..geometry.vectors import times_transpose
 from .mechanism import GROUND, Mechanism
 
 
@@ -62,10 +62,16 @@ def evaluate(mechanism: Mechanism, t, state: State) -> Evaluation:
         # (J M^-1 J^T) lambda = J M^-1 Q - gamma, then M qdd = Q - J^T lambda. The small SPD
         # system is solved by an unrolled Cholesky: batched LAPACK calls dominate the cost
         # of a vmapped sweep on CPU otherwise (docs/BENCHMARKS.md).
+        # The two matrix-vector products stay `@`. Written as sums (as the Schur product is)
+        # they made the reverse-mode gradients of a 10 ms run of the low-speed slider-crank
+        # 13 % off (friction) and of the wrong sign (clearance) against forward mode and
+        # finite differences (tests/model/integrate/test_gradients.py); most likely the
+        # backward pass, which recomputes the steps, rounded them differently and flipped
+        # accept/reject decisions.
         weighted = jacobian * inverse_mass
         schur = times_transpose(weighted, jacobian)
-        multipliers = spd_solve(schur, dot(weighted, applied) - acceleration_rhs(mechanism, q, qd, t))
-        qdd = inverse_mass * (applied - dot(jacobian.T, multipliers))
+        multipliers = spd_solve(schur, weighted @ applied - acceleration_rhs(mechanism, q, qd, t))
+        qdd = inverse_mass * (applied - jacobian.T @ multipliers)
         violation = jnp.max(jnp.abs(constraints(mechanism, q, t)))
     else:
         qdd, multipliers, violation = applied * inverse_mass, jnp.zeros((0,), q.dtype), jnp.zeros((), q.dtype)

@@ -59,13 +59,20 @@ def test_grad_finite_at_zero_eccentricity():
 
 
 def test_rotate_is_the_rotation_matrix_product():
-    from model.geometry.planar import rotate, rotation
+    from model.geometry.planar import perp, rotate, rotation
 
     angles, vectors = jnp.linspace(-4.0, 4.0, 7), jnp.asarray(np.random.default_rng(5).normal(size=(7, 2)))
     expected = jnp.einsum("nij,nj->ni", jax.vmap(rotation)(angles), vectors)
     np.testing.assert_allclose(jax.jit(jax.vmap(rotate))(angles, vectors), expected, rtol=1e-14, atol=1e-15)
-    # both derivatives: d(R v)/d theta = perp(R v), d(R v)/d v = R
     theta, vector = angles[2], vectors[2]
-    by_angle = jax.jacfwd(rotate, argnums=0)(theta, vector)
-    np.testing.assert_allclose(by_angle, jnp.stack([-expected[2, 1], expected[2, 0]]), rtol=1e-14, atol=1e-15)
+    rotated = expected[2]
+    # d(R v)/d theta = perp(R v), d2(R v)/d theta2 = -R v, d(R v)/d v = R; both modes
+    np.testing.assert_allclose(jax.jacfwd(rotate)(theta, vector), perp(rotated), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(jax.jacrev(rotate)(theta, vector), perp(rotated), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(jax.jacfwd(jax.jacfwd(rotate))(theta, vector), -rotated, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(jax.jacrev(jax.jacfwd(rotate))(theta, vector), -rotated, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(jax.jacrev(rotate, argnums=1)(theta, vector), rotation(theta), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(jax.jacfwd(rotate, argnums=1)(theta, vector), rotation(theta), rtol=1e-14, atol=1e-15)
+    # mixed: d/d theta of d(R v)/d v = perp applied to R's columns
+    mixed = jax.jacfwd(jax.jacrev(rotate, argnums=1), argnums=0)(theta, vector)
+    np.testing.assert_allclose(mixed, jax.jacfwd(rotation)(theta), rtol=1e-14, atol=1e-15)
