@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from model.mechanics.interface import flat_vector_field
-from pipelines.build import build_mechanism
+from pipelines.build import ParameterMap, build_mechanism
 from pipelines.config import load_mechanism
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "flores_slider_crank.toml"
@@ -62,10 +62,12 @@ def seconds_per_call(function, y0, mechanism, calls: int, repeats: int = 5) -> f
 
 
 def per_lane(mechanism, lanes: int):
-    """``mechanism`` with every array leaf repeated over a leading lanes axis, as the sweep's
-    lanes carry one mechanism each (so no parameter is a compile-time constant)."""
-    return jax.tree_util.tree_map(
-        lambda leaf: jnp.broadcast_to(leaf, (lanes,) + leaf.shape) if isinstance(leaf, jax.Array) else leaf, mechanism)
+    """One mechanism per lane, built as the sweep builds its points' (``vmap`` of a
+    :class:`~pipelines.build.ParameterMap`, here writing the config's own clearance), so
+    every leaf has a lanes axis and no parameter is a compile-time constant."""
+    parameters = ParameterMap(mechanism, ("joints.pin.clearance",))
+    values = jnp.broadcast_to(parameters.read(mechanism), (lanes, 1))
+    return jax.vmap(parameters.apply, (None, 0))(mechanism, values)
 
 
 def main(argv=None) -> int:

@@ -6,9 +6,8 @@ centre ``O_j``, eccentricity vector ``e = r_j - r_b``, normal ``n = e/|e|``, tan
 points ``P_b = r_b + R_b n`` and ``P_j = r_j + R_j n``. All quantities in SI units.
 """
 
-from typing import NamedTuple
-
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

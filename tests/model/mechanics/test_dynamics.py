@@ -174,8 +174,8 @@ def test_lanes_field_kernels(flores):
     lanes = 4
     state = model.initial_state(mechanism)
     flats = jnp.stack([flatten_state(state._replace(qd=state.qd * (1 + 0.1 * k))) for k in range(lanes)])
-    mechanisms = jax.tree_util.tree_map(
-        lambda leaf: jnp.broadcast_to(leaf, (lanes,) + leaf.shape) if isinstance(leaf, jax.Array) else leaf, mechanism)
+    parameters = ParameterMap(mechanism, ("joints.pin.clearance",))  # as the sweep builds its lanes' mechanisms
+    mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, jnp.broadcast_to(parameters.read(mechanism), (lanes, 1)))
     field = jax.jit(jax.vmap(lambda flat, m: flat_vector_field(0.0, flat, m)))
     compiled = field.lower(flats, mechanisms).compile().as_text()
     assert compiled.count(" dot(") <= 2
