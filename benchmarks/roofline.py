@@ -2,7 +2,9 @@
 what a CPU core allows: XLA's cost analysis (flop and bytes of one call) against the
 measured time of many calls inside one compiled loop (no Python dispatch), for one
 simulation and for a batch of lanes (``jax.vmap``, as the refilling lanes run them: each
-lane with its own copy of the mechanism, so that XLA cannot fold its parameters).
+lane with its own copy of the mechanism, so that XLA cannot fold its parameters). The step
+is timed as a solve takes it (first stage from the previous step), with the lanes' Tsit5
+(``model.integrate.explicit``) and, for comparison, with diffrax's own stage loop.
 
     python benchmarks/roofline.py                    # 1 and 32 lanes
     python benchmarks/roofline.py --lanes 1 16 32 64 --peak 41.6
@@ -24,6 +26,7 @@ import diffrax
 import jax
 import jax.numpy as jnp
 
+from model.integrate import explicit
 from model.mechanics.interface import flat_vector_field
 from pipelines.build import ParameterMap, build_mechanism
 from pipelines.config import load_mechanism
@@ -79,22 +82,25 @@ def main(argv=None) -> int:
     peak = args.peak or 16 * clock_ghz()
     mechanism = build_mechanism(load_mechanism(CONFIG))
     y0 = mechanism.flatten(mechanism.initial_state())
-    solver, terms = diffrax.Tsit5(), diffrax.ODETerm(flat_vector_field)
-    state = solver.init(terms, 0.0, STEP, y0, mechanism)
+    terms = diffrax.ODETerm(flat_vector_field)
+    # a step inside a solve: the first stage is the previous step's last (FSAL), 6 evaluations
+    state = (jnp.array(False), flat_vector_field(0.0, y0, mechanism))
 
     def evaluation(y, mechanism):
         # chained so XLA cannot hoist the calls out of the loop; 2 flop per state entry extra
         return y + 1e-12 * flat_vector_field(0.0, y, mechanism)
 
-    def step(y, mechanism):
-        return solver.step(terms, 0.0, STEP, y, mechanism, state, made_jump=False)[0]
+    def stepper(solver):
+        return lambda y, mechanism: solver.step(terms, 0.0, STEP, y, mechanism, state, made_jump=False)[0]
 
     print(f"Flores slider-crank, {y0.size} states; peak {peak:.1f} GFLOP/s float64 per core "
           f"(vector), {peak / 4:.1f} scalar; {jax.devices()[0].device_kind}\n")
     print("| what | lanes | flop / lane | bytes / lane | flop / byte | time / lane | GFLOP/s | share of scalar peak | share of vector peak |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     evaluation_flop: dict[int, float] = {}
-    for name, function, evaluations in (("vector-field evaluation", evaluation, 1), ("Tsit5 step", step, 6)):
+    for name, function, evaluations in (("vector-field evaluation", evaluation, 1),
+                                        ("Tsit5 step", stepper(explicit.Tsit5()), 6),
+                                        ("Tsit5 step, diffrax's stage loop", stepper(diffrax.Tsit5()), 6)):
         for lanes in args.lanes:
             batched = function if lanes == 1 else jax.vmap(function)
             ys = y0 if lanes == 1 else jnp.broadcast_to(y0, (lanes, y0.size)) * (1 + 1e-9 * jnp.arange(lanes))[:, None]

@@ -8,7 +8,10 @@ are stable within a diffrax minor version; ``pyproject.toml`` pins the one teste
 (``diffrax>=0.7,<0.8``), and this module is the only file to revisit when moving on.
 The peak reduction (``peaks.py``) also needs equinox's ``unvmap_any``, the reduction over a
 ``vmap`` batch that diffrax itself uses to keep a ``lax.cond`` a real conditional inside a
-batched solve (``equinox>=0.11.4,<0.14``).
+batched solve (``equinox>=0.11.4,<0.14``). The lean explicit steps (``explicit.py``)
+keep the solver state ``(first_step, f0)`` and the dense information ``(y0, y1, k)`` of
+diffrax's FSAL Runge-Kutta solvers, conventions of theirs rather than API;
+``tests/model/integrate/test_explicit.py`` compares them with diffrax's own step.
 """
 
 import diffrax

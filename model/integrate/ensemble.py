@@ -238,7 +238,9 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     t1_clip_floor = output_times[-1]
     for _ in range(100):
         t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
-    integrator = _Integrator(settings, _wrapped_terms(settings), make_solver(settings, mechanism=mechanisms),
+    # the lanes' while loop has no reverse mode, so the lean explicit stage loop serves
+    integrator = _Integrator(settings, _wrapped_terms(settings),
+                             make_solver(settings, mechanism=mechanisms, reverse_differentiable=False),
                              output_times, t1_clip_floor)
 
     def point_inputs(indices):

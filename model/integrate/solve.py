@@ -17,6 +17,7 @@ from jaxtyping import ArrayLike, PyTree
 from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from ._diffrax import result_code
 from .chord import root_finder
+from .explicit import LEAN_STAGE_SOLVERS
 from .peaks import PeakTracking
 from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROSENBROCK_W_SOLVERS, SOLVERS,
                        SolverSettings)
@@ -43,10 +44,15 @@ def _adjoint(name: str):
 
 
 def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: ArrayLike | None = None,
-                mechanism: AbstractMechanism | None = None):
+                mechanism: AbstractMechanism | None = None, reverse_differentiable: bool | None = None):
     """The diffrax solver of ``settings`` (``rtol``/``atol`` override the settings' ones
     for the root finder; they may be traced arrays). ``mechanism``: the one to be solved,
-    whose state layout (``second_order_size``) a Rosenbrock-W solver uses."""
+    whose state layout (``second_order_size``) a Rosenbrock-W solver uses.
+
+    An explicit solver is diffrax's own where a reverse pass may recompute its steps
+    (``reverse_differentiable``, default: ``settings.adjoint == "checkpoint"``), and
+    otherwise the same method with the faster stage loop of :mod:`model.integrate.explicit`
+    (whose reverse-mode gradients on long stiff runs are noisier: that module's docstring)."""
     if settings.solver not in SOLVERS:
         raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
                          "with model.resolve_solver before simulating")
@@ -54,7 +60,11 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     if settings.solver in ROSENBROCK_W_SOLVERS:
         layout = None if mechanism is None else mechanism.second_order_size
         return solver_class(jacobian_reuse=settings.jacobian_reuse, second_order_size=layout)
-    if settings.solver in EXPLICIT_SOLVERS or settings.solver in ROSENBROCK_SOLVERS:
+    if settings.solver in EXPLICIT_SOLVERS:
+        if reverse_differentiable is None:
+            reverse_differentiable = settings.adjoint == "checkpoint"
+        return solver_class() if reverse_differentiable else LEAN_STAGE_SOLVERS[settings.solver]()
+    if settings.solver in ROSENBROCK_SOLVERS:
         return solver_class()
     if settings.jacobian not in JACOBIAN_MODES:
         raise ValueError(f"unknown jacobian mode {settings.jacobian!r}; choose from {JACOBIAN_MODES}")

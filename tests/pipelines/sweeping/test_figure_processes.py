@@ -62,3 +62,14 @@ def test_figures_are_drawn_here_when_a_helper_died(tmp_path, jobs_arguments):
         processes.render([(tmp_path / f"{figure}.png", figure, arguments) for figure, arguments in jobs_arguments])
     for figure, _ in jobs_arguments:
         assert matplotlib.image.imread(tmp_path / f"{figure}.png").shape[0] > 200
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_helpers_run_only_on_idle_cores():
+    """The helpers' imports must not take CPU from the sweep's workers: Linux's idle
+    scheduling policy, not only a niceness (which still took a tenth of busy cores)."""
+    import os
+
+    with FigureProcesses(workers=1) as processes:
+        assert processes.pool.submit(os.sched_getscheduler, 0).result() == os.SCHED_IDLE
+    assert os.sched_getscheduler(0) != os.SCHED_IDLE  # the caller keeps its own policy
