@@ -4,12 +4,11 @@ Per clearance joint ``J``: ``J.max_normal_force`` (N), ``J.max_penetration`` (m)
 ``J.first_impact_time`` (s), ``J.first_impact_velocity`` (m/s), ``J.num_impacts``,
 ``J.contact_fraction``; per body ``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2).
 
-The joint metrics of a trajectory from :func:`model.simulate` or :func:`model.solve_ensemble`
+All metrics of a trajectory from :func:`model.simulate` or :func:`model.solve_ensemble`
 come from its :class:`~model.integrate.peaks.Peaks`, reduced over the solver's accepted
-steps on their dense output (``docs/metrics.md``), so they do not depend on
-``output_interval``. For a trajectory without peaks (states from another integrator) and
-for the body accelerations they come from the output samples, where events shorter than
-the output interval can be missed.
+steps (``docs/metrics.md``), so they do not depend on ``output_interval``. For a
+trajectory without peaks (states from another integrator) they come from the output
+samples, where events shorter than the output interval can be missed.
 """
 
 from typing import NamedTuple
@@ -20,7 +19,7 @@ from jaxtyping import Array, Float
 
 from .mechanics.interface import AbstractMechanism
 from .mechanics.mechanism import Mechanism
-from .integrate.peaks import Peaks
+from .integrate.peaks import Peaks, with_flexible_bodies
 from .integrate.solve import Trajectory
 from .integrate.timescales import contact_periods
 
@@ -152,16 +151,17 @@ def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array
 def body_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
     """``B.max_abs_a<axis>`` (m/s^2) of every body, along each ground axis of the mechanism;
     a flexible body's from the acceleration of its segments' centre of mass (its segments
-    ``B[k]`` have their own)."""
-    accelerations = trajectory.body_accelerations
-    names = list(mechanism.body_names)
-    for chain in mechanism.beam_chains:
-        index = jnp.asarray(chain.segments)
-        weights = mechanism.masses[index] / jnp.sum(mechanism.masses[index])
-        accelerations = jnp.concatenate([accelerations, jnp.einsum("tbd,b->td", accelerations[:, index], weights)[:, None]], axis=1)
-        names.append(chain.name)
+    ``B[k]`` have their own). From the step-wise peaks when the trajectory has them (the
+    accelerations at the solver's accepted step ends, :mod:`model.integrate.peaks`), else
+    from the output samples."""
+    names = list(mechanism.body_names) + [chain.name for chain in mechanism.beam_chains]
+    if trajectory.peaks is not None:
+        peaks = trajectory.peaks.max_abs_acceleration
+    else:
+        reported = jax.vmap(lambda accelerations: with_flexible_bodies(mechanism, accelerations))
+        peaks = jnp.max(jnp.abs(reported(trajectory.body_accelerations)), axis=0)
     return {
-        f"{name}.max_abs_a{axis}": jnp.max(jnp.abs(accelerations[:, b, index]))
+        f"{name}.max_abs_a{axis}": peaks[b, index]
         for b, name in enumerate(names)
         for index, axis in enumerate(AXES[: mechanism.dimension])
     }

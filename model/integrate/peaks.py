@@ -19,11 +19,18 @@ sample is the previous step's last, carried in :class:`Peaks`), and per joint:
 - an impact is an onset (``delta <= 0`` then ``> 0``) between consecutive samples;
 - the time in contact adds each sub-interval's positive share of a linear ``delta``.
 
+Per body and ground axis, the largest absolute centre-of-mass acceleration is reduced
+over the same samples: at the step's ends from the state derivative the solver keeps
+there (:func:`end_rate`), inside from the interpolant's derivative, the largest sample
+refined by the vertex of the parabola through it and its neighbours.
+
 Pure JAX: ``jit``, ``vmap`` and forward- and reverse-mode derivatives go through it (divisions
 are guarded by the double-``where``).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import diffrax
 import equinox as eqx
@@ -54,6 +61,11 @@ class Peaks(eqx.Module):
     # contact values (:func:`contact_values`) at the end of the last accepted step: the
     # first sample of the next step, so each step evaluates the contact one time fewer
     end_values: Float[Array, "3 joints"]
+    # m/s^2, largest absolute centre-of-mass acceleration along each ground axis, per body
+    # and then per flexible body (:func:`reported_accelerations`)
+    max_abs_acceleration: Float[Array, "bodies axes"]
+    # the accelerations at the end of the last accepted step, the next step's first sample
+    end_accelerations: Float[Array, "bodies axes"]
 
 
 def contact_values(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
@@ -62,18 +74,55 @@ def contact_values(mechanism: AbstractMechanism, flat_state: Float[Array, " n"])
     return mechanism.contact_values(flat_state)
 
 
-def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Peaks:
-    """The reductions at ``t = 0``; a joint that starts in contact counts one impact at 0."""
+def with_flexible_bodies(mechanism: AbstractMechanism, accelerations: Float[Array, "bodies axes"]
+                         ) -> Float[Array, "bodies axes"]:
+    """Every body's centre-of-mass acceleration (m/s^2, ground frame), followed by every
+    flexible body's: a beam chain's is the mass-weighted mean of its segments'."""
+    chains = []
+    for chain in mechanism.beam_chains:
+        index = jnp.asarray(chain.segments)
+        weights = mechanism.masses[index] / jnp.sum(mechanism.masses[index])
+        chains.append(weights @ accelerations[index])
+    return jnp.concatenate([accelerations, jnp.stack(chains)]) if chains else accelerations
+
+
+def reported_accelerations(mechanism: AbstractMechanism, flat_rate: Float[Array, " n"]) -> Float[Array, "bodies axes"]:
+    """The centre-of-mass accelerations the summary metrics report (:func:`with_flexible_bodies`)
+    from the time derivative of the flat state."""
+    return with_flexible_bodies(mechanism, mechanism.body_accelerations(flat_rate))
+
+
+def end_rate(solver: diffrax.AbstractSolver, solver_state, t1, y1: Float[Array, " n"],
+             mechanism: AbstractMechanism) -> Float[Array, " n"]:
+    """``dy/dt`` at the end ``(t1, y1)`` of a step, taken from the solver state the step
+    returned where the solver keeps it for its next step (the first-same-as-last
+    derivative of diffrax's explicit and ESDIRK Runge-Kutta solvers, the field of the
+    Rosenbrock-W solver), so that it costs nothing; evaluated otherwise (Rodas*)."""
+    if isinstance(solver, diffrax.AbstractRungeKutta) and isinstance(solver_state, tuple) and len(solver_state) == 2:
+        rate = solver_state[1]
+        # an IMEX solver keeps its terms' parts apart
+        return sum(rate[1:], start=rate[0]) if isinstance(rate, tuple) else rate
+    if hasattr(solver_state, "field"):
+        return solver_state.field
+    return mechanism.flat_vector_field(t1, y1)
+
+
+def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], t0=0.0) -> Peaks:
+    """The reductions at ``t0``; a joint that starts in contact counts one impact at ``t0``."""
+    initial_accelerations = reported_accelerations(mechanism, mechanism.flat_vector_field(t0, flat_state))
+    t0 = jnp.asarray(t0, flat_state.dtype)
     penetration, rate, force = contact_values(mechanism, flat_state)
     touching = penetration > 0.0
     return Peaks(
         max_normal_force=force,
         max_penetration=penetration,
-        first_impact_time=jnp.where(touching, 0.0, jnp.inf),
+        first_impact_time=jnp.where(touching, t0, jnp.inf),
         first_impact_velocity=jnp.where(touching, rate, jnp.nan),
         num_impacts=touching.astype(flat_state.dtype),
         contact_time=jnp.zeros_like(penetration),
         end_values=jnp.stack([penetration, rate, force]),
+        max_abs_acceleration=jnp.abs(initial_accelerations),
+        end_accelerations=initial_accelerations,
     )
 
 
@@ -93,14 +142,32 @@ def _parabola_vertex(samples: Float[Array, " s"]) -> tuple[Float[Array, ""], Flo
     return centre + offset, middle + 0.5 * offset * (right - left) + 0.5 * offset**2 * curvature
 
 
-def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, t1) -> Peaks:
+def _acceleration_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, times, rate_at_end) -> dict:
+    """The acceleration fields of :class:`Peaks` after a step sampled at ``times``: the
+    ends' accelerations are exact (the field there), the inner samples' the interpolant's
+    derivative; the largest sample of each component is refined by the parabola through it
+    and its neighbours."""
+    inner = jax.vmap(lambda t: reported_accelerations(mechanism, interpolation.derivative(t)))(times[1:-1])
+    at_end = reported_accelerations(mechanism, rate_at_end)
+    samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], inner, at_end[None]]))
+    flat = samples.reshape(samples.shape[0], -1)
+    _, tops = jax.vmap(_parabola_vertex, in_axes=1)(flat)
+    step_peak = jnp.maximum(jnp.max(flat, axis=0), tops).reshape(at_end.shape)
+    return dict(max_abs_acceleration=jnp.maximum(peaks.max_abs_acceleration, step_peak), end_accelerations=at_end)
+
+
+def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, t1,
+                 rate_at_end: Float[Array, " n"]) -> Peaks:
     """``peaks`` after the step ``[t0, t1]`` whose dense output is ``interpolation``
-    (anything with ``evaluate(t) -> flat state``)."""
-    if not mechanism.clearance_joints:
-        return peaks
+    (anything with ``evaluate(t) -> flat state`` and its ``derivative(t)``, as diffrax's
+    interpolations) and whose end has the state derivative
+    ``rate_at_end`` (:func:`end_rate`)."""
     h = t1 - t0
     fractions = jnp.linspace(0.0, 1.0, SUBDIVISIONS + 1, dtype=h.dtype)
     times = t0 + fractions * h
+    accelerations = _acceleration_peaks(peaks, mechanism, interpolation, times, rate_at_end)
+    if not mechanism.clearance_joints:
+        return dataclasses.replace(peaks, **accelerations)
     at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
     values = jnp.concatenate([peaks.end_values[None], jax.vmap(at)(times[1:])])  # [s, 3, joints]
     penetration, force = values[:, 0, :], values[:, 2, :]
@@ -162,6 +229,7 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
         num_impacts=peaks.num_impacts + jnp.sum(onsets, axis=0),
         contact_time=peaks.contact_time + jnp.sum(contact_share, axis=0) * h / SUBDIVISIONS,
         end_values=values[-1],
+        **accelerations,
     )
 
 
@@ -207,14 +275,14 @@ class PeakTracking(diffrax.AbstractWrappedSolver):
         return self.solver.error_order(terms)
 
     def init(self, terms, t0, t1, y0, args):
-        return self.solver.init(terms, t0, t1, y0, args), initial_peaks(args, y0)
+        return self.solver.init(terms, t0, t1, y0, args), initial_peaks(args, y0, t0)
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         inner_state, peaks = solver_state
         y1, y_error, dense_info, inner_state, result = self.solver.step(
             terms, t0, t1, y0, args, inner_state, made_jump)
         interpolation = self.solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
-        peaks = update_peaks(peaks, args, interpolation, t0, t1)
+        peaks = update_peaks(peaks, args, interpolation, t0, t1, end_rate(self.solver, inner_state, t1, y1, args))
         return y1, y_error, dense_info, (inner_state, peaks), result
 
     def func(self, terms, t0, y0, args):

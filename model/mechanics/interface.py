@@ -63,6 +63,11 @@ class AbstractMechanism(eqx.Module):
     def contact_values(self, flat: Float[Array, " n"]) -> Float[Array, "3 joints"]:
         """:meth:`contact_kinematics` and, as a third row, the joint's normal force (N)."""
 
+    @abc.abstractmethod
+    def body_accelerations(self, flat_rate: Float[Array, " n"]) -> Float[Array, "bodies dimension"]:
+        """Every body's centre-of-mass acceleration (m/s^2, ground frame) read from
+        ``flat_rate``, the time derivative of the flat state (:meth:`flat_vector_field`)."""
+
 
 def flat_vector_field(t, flat: Float[Array, " n"], mechanism: AbstractMechanism) -> Float[Array, " n"]:
     """:meth:`AbstractMechanism.flat_vector_field` in diffrax's ``(t, y, args)`` signature."""

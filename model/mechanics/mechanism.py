@@ -200,6 +200,10 @@ class Mechanism(AbstractMechanism):
 
         return flat_vector_field(t, flat, self)
 
+    def body_accelerations(self, flat_rate):
+        # the rate of the velocities qd is qdd = [x'', y'', theta''] per body
+        return self.unflatten(flat_rate).qd.reshape(-1, 3)[:, :2]
+
     def contact_kinematics(self, flat):
         from .forces import joint_kinematics
 

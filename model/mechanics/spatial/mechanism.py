@@ -243,6 +243,10 @@ class SpatialMechanism(AbstractMechanism):
 
         return flat_vector_field(t, flat, self)
 
+    def body_accelerations(self, flat_rate):
+        # the rate of the velocities v = [rdot, omega] per body; rdot's is the acceleration
+        return self.unflatten(flat_rate).v.reshape(-1, 2, 3)[:, 0, :]
+
     def contact_kinematics(self, flat):
         from .forces import clearance_kinematics
 
