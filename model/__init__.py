@@ -51,6 +51,7 @@ from .integrate import AUTO_SOLVER as AUTO_SOLVER
 from .integrate import SOLVERS as SOLVERS
 from .integrate import EnsembleSolution as EnsembleSolution
 from .integrate import OpenJointStepBound as OpenJointStepBound
+from .integrate import NonFiniteStepsCarryNoGradient as NonFiniteStepsCarryNoGradient
 from .integrate import RejectNonFinite as RejectNonFinite
 from .integrate import Rodas4 as Rodas4
 from .integrate import Rodas5P as Rodas5P

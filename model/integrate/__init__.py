@@ -2,7 +2,8 @@
 (:class:`model.mechanics.interface.AbstractMechanism`): solver registry and settings,
 ``solve``/``simulate`` with diffrax, the refilling-lane ensemble for batches, Rosenbrock
 and Rosenbrock-W solvers, the implicit-stage chord iteration, and the step-size controller wrappers
-(free-flight bound, non-finite guard)."""
+(free-flight bound, non-finite guard) and the solver wrappers (contact peaks, no gradient
+through a non-finite step)."""
 
 from .chord import StageChord as StageChord
 from .ensemble import EnsembleSolution as EnsembleSolution
@@ -26,6 +27,7 @@ from .solver_choice import auto_solver as auto_solver
 from .solver_choice import resolve_solver as resolve_solver
 from .step_bound import OpenJointStepBound as OpenJointStepBound
 from .step_bound import open_joint_step_bound as open_joint_step_bound
+from .step_guard import NonFiniteStepsCarryNoGradient as NonFiniteStepsCarryNoGradient
 from .step_guard import RejectNonFinite as RejectNonFinite
 from .timescales import contact_periods as contact_periods
 from .timescales import relative_solve_cost as relative_solve_cost

@@ -40,6 +40,7 @@ from jaxtyping import Array, Float
 
 from ..mechanics.interface import AbstractMechanism
 from ._diffrax import unvmap_any
+from .wrapped_solver import AbstractDelegatingSolver
 
 SUBDIVISIONS = 4
 NEWTON_ITERATIONS = 2
@@ -233,7 +234,7 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     )
 
 
-class PeakTracking(diffrax.AbstractWrappedSolver):
+class PeakTracking(AbstractDelegatingSolver):
     """Wraps a diffrax solver and carries :class:`Peaks` in its solver state: diffrax keeps
     a step's solver state only when the step is accepted, so the peaks reduce exactly the
     accepted steps. ``args`` of the solve must be the mechanism
@@ -241,38 +242,6 @@ class PeakTracking(diffrax.AbstractWrappedSolver):
     read the result with ``SaveAt(solver_state=True)`` and :meth:`peaks`."""
 
     solver: diffrax.AbstractSolver
-
-    @property
-    def term_structure(self):
-        return self.solver.term_structure
-
-    @property
-    def interpolation_cls(self):  # pyright: ignore
-        return self.solver.interpolation_cls
-
-    @property
-    def term_compatible_contr_kwargs(self):
-        return self.solver.term_compatible_contr_kwargs
-
-    @property
-    def scan_kind(self):
-        # diffrax's adjoints set the Runge-Kutta stage loop's kind for forward-mode autodiff
-        # through ``eqx.tree_at(lambda s: s.scan_kind, ...)``: this reaches the inner solver
-        return self.solver.scan_kind
-
-    @property
-    def root_finder(self):
-        # diffeqsolve reads the implicit solvers' root finder for its tolerances
-        return self.solver.root_finder
-
-    def order(self, terms):
-        return self.solver.order(terms)
-
-    def strong_order(self, terms):
-        return self.solver.strong_order(terms)
-
-    def error_order(self, terms):
-        return self.solver.error_order(terms)
 
     def init(self, terms, t0, t1, y0, args):
         return self.solver.init(terms, t0, t1, y0, args), initial_peaks(args, y0, t0)
@@ -284,9 +253,6 @@ class PeakTracking(diffrax.AbstractWrappedSolver):
         interpolation = self.solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
         peaks = update_peaks(peaks, args, interpolation, t0, t1, end_rate(self.solver, inner_state, t1, y1, args))
         return y1, y_error, dense_info, (inner_state, peaks), result
-
-    def func(self, terms, t0, y0, args):
-        return self.solver.func(terms, t0, y0, args)
 
     @staticmethod
     def peaks(solver_state) -> Peaks:

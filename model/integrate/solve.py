@@ -22,7 +22,7 @@ from .peaks import PeakTracking
 from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROSENBROCK_W_SOLVERS, SOLVERS,
                        SolverSettings)
 from .step_bound import OpenJointStepBound
-from .step_guard import RejectNonFinite
+from .step_guard import NonFiniteStepsCarryNoGradient, RejectNonFinite
 from .trajectory import SpatialTrajectory, Trajectory, trajectory_from_states
 
 
@@ -113,9 +113,12 @@ def solve(
     work-precision sweep compiles once per solver.
     """
     y0 = mechanism.initial_state() if y0 is None else y0
+    solver = make_solver(settings, rtol, atol, mechanism)
+    if settings.adjoint == "checkpoint":
+        solver = NonFiniteStepsCarryNoGradient(solver)
     solution = diffrax.diffeqsolve(
         _terms(settings.solver, flat_vector_field),
-        PeakTracking(make_solver(settings, rtol, atol, mechanism)),
+        PeakTracking(solver),
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,

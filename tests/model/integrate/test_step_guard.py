@@ -4,6 +4,7 @@
 import pathlib
 
 import diffrax
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import model
 from model.mechanics.dynamics import flat_vector_field, flatten_state
 from model.integrate.solve import make_controller, make_solver
 from model.integrate.step_bound import OpenJointStepBound
-from model.integrate.step_guard import RejectNonFinite
+from model.integrate.step_guard import NonFiniteStepsCarryNoGradient, RejectNonFinite
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS
@@ -90,3 +91,30 @@ def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
     # stages (it did with an earlier form of the contact laws); the guard's own failure
     # cases are pinned by the tests above, where the bare controller provably stalls.
     assert accepted(make_controller(mechanism, settings)) >= 20
+
+
+def test_reverse_mode_gives_an_overflowing_step_no_gradient():
+    """The overflowing first step above, differentiated in reverse mode: the rejected
+    step's zero cotangents times its ``inf`` partial derivatives make the bare solver's
+    gradient NaN; wrapped, it is ``dy(t)/dy0 = (1 + 2 t y0^2)^(-3/2)``, as forward mode."""
+
+    def end_value(solver, y0, adjoint=diffrax.RecursiveCheckpointAdjoint()):
+        solution = diffrax.diffeqsolve(
+            diffrax.ODETerm(lambda t, y, args: -(y**3)), solver, 0.0, 50.0, 50.0, jnp.array([y0]),
+            stepsize_controller=RejectNonFinite(PID), max_steps=500, throw=False, adjoint=adjoint,
+        )
+        return solution.ys[-1, 0]
+
+    guarded = jax.grad(lambda y0: end_value(NonFiniteStepsCarryNoGradient(diffrax.Tsit5()), y0))(1.0)
+    np.testing.assert_allclose(guarded, 101.0**-1.5, rtol=1e-5)
+    forward = jax.jacfwd(lambda y0: end_value(diffrax.Tsit5(), y0, diffrax.ForwardMode()))(1.0)
+    np.testing.assert_allclose(guarded, forward, rtol=1e-12)
+    assert np.isnan(jax.grad(lambda y0: end_value(diffrax.Tsit5(), y0))(1.0))
+
+
+def test_the_wrapper_keeps_the_solvers_identity():
+    """Everything diffrax and the peaks read from a solver passes through the wrapper."""
+    wrapped = NonFiniteStepsCarryNoGradient(diffrax.Tsit5())
+    assert isinstance(wrapped, diffrax.AbstractRungeKutta)
+    assert wrapped.interpolation_cls is diffrax.Tsit5().interpolation_cls
+    assert wrapped.order(None) == 5
