@@ -108,17 +108,21 @@ def test_importing_the_packages_leaves_jax_backend_unstarted():
 
 def test_a_sweep_of_discrete_parameters_only(tmp_path):
     """Every parameter discrete: each point is a group of its own with no continuous path,
-    whose values have shape (points, 0). Each row equals the same point swept beside a
-    continuous parameter held at the base value."""
-    law = 'path = "joints.pin.contact.model"\nvalues = ["lankarani_nikravesh", "flores"]'
-    only_discrete = write_sweep(tmp_path, 'design = "grid"', law, name="discrete.toml")
+    whose values have shape (points, 0). The first row equals the same point swept beside
+    a continuous parameter held at the base value (one group, so one more compile)."""
+    laws = '"lankarani_nikravesh", "flores"'
+    only_discrete = write_sweep(tmp_path, 'design = "grid"', f'path = "joints.pin.contact.model"\nvalues = [{laws}]',
+                                name="discrete.toml")
     design, base = load_sweep(only_discrete, TINY)
     swept = run_sweep(design, base, progress=False, executor="local").frame
     assert (swept["status"] == "ok").all() and len(swept) == 2
-    with_continuous = write_sweep(tmp_path, 'design = "grid"', law, 'path = "joints.pin.clearance"\nvalues = ["0.5 mm"]',
-                                  name="mixed.toml")
+    first_law = 'path = "joints.pin.contact.model"\nvalues = ["lankarani_nikravesh"]'
+    with_continuous = write_sweep(tmp_path, 'design = "grid"', first_law,
+                                  'path = "joints.pin.clearance"\nvalues = ["0.5 mm"]', name="mixed.toml")
     reference = run_sweep(*load_sweep(with_continuous, TINY), progress=False, executor="local").frame
-    np.testing.assert_allclose(swept[COMPARED[:-1]].to_numpy(float), reference[COMPARED[:-1]].to_numpy(float), rtol=1e-12)
+    assert swept["joints.pin.contact.model"].iloc[0] == "lankarani_nikravesh"
+    np.testing.assert_allclose(swept[COMPARED[:-1]].to_numpy(float)[:1], reference[COMPARED[:-1]].to_numpy(float),
+                               rtol=1e-12)
     assert swept["pin.max_normal_force"].iloc[0] != swept["pin.max_normal_force"].iloc[1]
 
 

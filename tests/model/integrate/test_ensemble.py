@@ -48,7 +48,7 @@ def solve(mechanisms, settings, lanes):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lanes", [1, 2, 5])
+@pytest.mark.parametrize("lanes", [1, pytest.param(2, marks=pytest.mark.validation), 5])  # 1: no refill; 5: refills
 def test_every_point_gets_its_own_solve(case, lanes):
     mechanisms, settings, references = case
     solution = solve(mechanisms, settings, lanes)
@@ -110,7 +110,8 @@ def test_simulate_ensemble_matches_trajectory_post_processing(case):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", [  # auto's stiff choice (a W-method); Rosenbrock; the ESDIRK path
-    "ros34pw2", pytest.param("rodas5p", marks=pytest.mark.validation), "kvaerno5"])
+    "ros34pw2", pytest.param("rodas5p", marks=pytest.mark.validation),
+    pytest.param("kvaerno5", marks=pytest.mark.validation)])
 def test_stiff_solvers_in_lanes(case, solver):
     # The sweep runs a stiff group through the same lanes: its solver state (none for
     # Rodas*, the kept Jacobian and the end field for the W-method, the root finder's for

@@ -84,6 +84,7 @@ def test_finite_differences_are_not_trivial(finite_differences):
     assert np.all(np.abs(finite_differences) > 0)
 
 
+@pytest.mark.validation  # 36 s on 2 cores; which stage loop reverse mode gets: tests/model/integrate/test_explicit.py
 def test_reverse_mode_over_many_steps_with_friction():
     """Reverse mode recomputes the solve's steps from checkpoints; over a long run in
     persistent sliding contact (the low-speed slider-crank, 10 ms, about 2,000 steps) it

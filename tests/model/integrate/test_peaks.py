@@ -124,12 +124,12 @@ def test_refilling_lanes_carry_the_peaks(flores):
     parameters = ParameterMap(mechanism, ("joints.pin.clearance", "joints.pin.contact.restitution"))
     values = jnp.array([[0.5e-3, 0.9], [0.2e-3, 0.5], [0.3e-3, 0.7]])
     mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, values)
-    solve = jax.jit(model.solve_ensemble, static_argnums=(1, 2))
-    results = []
-    for interval in (1e-5, 1e-4):
-        solution = solve(mechanisms, dataclasses.replace(settings, t_end=SHORT, output_interval=interval), 2)
-        assert np.all(np.asarray(solution.result) == 0)
-        results.append(solution.map_points(lambda m, t: model.summary_metrics(m, t), mechanisms))
+    # outputs 100 us apart, as long as a contact (T_c ~ 0.1 ms): the metrics can only come
+    # from the peaks
+    solution = jax.jit(model.solve_ensemble, static_argnums=(1, 2))(
+        mechanisms, dataclasses.replace(settings, t_end=SHORT, output_interval=1e-4), 2)
+    assert np.all(np.asarray(solution.result) == 0)
+    results = [solution.map_points(lambda m, t: model.summary_metrics(m, t), mechanisms)]
     tight_solve = jax.jit(jax.vmap(model.simulate, (0, None)), static_argnums=1)
     references = tight_solve(mechanisms, tight(settings, SHORT, 1e-4))
     for point in range(values.shape[0]):

@@ -105,9 +105,10 @@ def test_reverse_mode_gives_an_overflowing_step_no_gradient():
         )
         return solution.ys[-1, 0]
 
-    guarded = jax.grad(lambda y0: end_value(NonFiniteStepsCarryNoGradient(diffrax.Tsit5()), y0))(1.0)
-    np.testing.assert_allclose(guarded, 101.0**-1.5, rtol=1e-5)
-    forward = jax.jacfwd(lambda y0: end_value(diffrax.Tsit5(), y0, diffrax.ForwardMode()))(1.0)
+    starts = jnp.array([1.0, 0.5])  # under vmap too: each point its own rejections
+    guarded = jax.vmap(jax.grad(lambda y0: end_value(NonFiniteStepsCarryNoGradient(diffrax.Tsit5()), y0)))(starts)
+    np.testing.assert_allclose(guarded, (1.0 + 100.0 * starts**2) ** -1.5, rtol=1e-5)
+    forward = jax.vmap(jax.jacfwd(lambda y0: end_value(diffrax.Tsit5(), y0, diffrax.ForwardMode())))(starts)
     np.testing.assert_allclose(guarded, forward, rtol=1e-12)
     assert np.isnan(jax.grad(lambda y0: end_value(diffrax.Tsit5(), y0))(1.0))
 
