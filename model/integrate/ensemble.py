@@ -152,8 +152,10 @@ class _Integrator(eqx.Module):
         )
         tnext = jnp.minimum(tnext, self.t1)
         zero = jnp.zeros((), jnp.int64)
-        return _Lane(point, mechanism, t0, tnext, y0, self._initial_solver_state(t0, tnext, y0, mechanism),
-                     controller_state, zero, zero, zero, zero, initial_peaks(mechanism, y0))
+        solver_state = self._initial_solver_state(t0, tnext, y0, mechanism)
+        # the derivative the solver state already holds (an FSAL stage, the W-method's field)
+        peaks = initial_peaks(mechanism, y0, initial_rate=end_rate(self.solver, solver_state, t0, y0, mechanism))
+        return _Lane(point, mechanism, t0, tnext, y0, solver_state, controller_state, zero, zero, zero, zero, peaks)
 
     def _initial_solver_state(self, t0, t1, y0, mechanism: AbstractMechanism) -> PyTree:
         """The solver state of a fresh lane, with an FSAL solver's first derivative

@@ -108,9 +108,14 @@ def end_rate(solver: diffrax.AbstractSolver, solver_state, t1, y1: Float[Array, 
     return mechanism.flat_vector_field(t1, y1)
 
 
-def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], t0=0.0) -> Peaks:
-    """The reductions at ``t0``; a joint that starts in contact counts one impact at ``t0``."""
-    initial_accelerations = reported_accelerations(mechanism, mechanism.flat_vector_field(t0, flat_state))
+def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], t0=0.0,
+                  initial_rate: Float[Array, " n"] | None = None) -> Peaks:
+    """The reductions at ``t0``; a joint that starts in contact counts one impact at ``t0``.
+    ``initial_rate``: the state derivative at ``t0`` where the caller has it (evaluated
+    otherwise), so that a compiled program carries no extra copy of the vector field."""
+    if initial_rate is None:
+        initial_rate = mechanism.flat_vector_field(t0, flat_state)
+    initial_accelerations = reported_accelerations(mechanism, initial_rate)
     t0 = jnp.asarray(t0, flat_state.dtype)
     penetration, rate, force = contact_values(mechanism, flat_state)
     touching = penetration > 0.0
