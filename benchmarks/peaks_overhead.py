@@ -28,20 +28,19 @@ from guard_overhead import interleaved  # noqa: E402
 from pipelines.build import ParameterMap  # noqa: E402
 
 PEAKS = sys.modules["model.integrate.peaks"]
-ENSEMBLE = sys.modules["model.integrate.ensemble"]
 
 
 def compiled(function, with_peaks: bool):
     """``jit(function)`` traced with the per-step reduction, or with the identity instead."""
 
     def traced(*args):
-        originals = PEAKS.update_peaks, ENSEMBLE.update_peaks
+        original = PEAKS.update_peaks  # what simulate's and the lanes' steps both call
         if not with_peaks:
-            PEAKS.update_peaks = ENSEMBLE.update_peaks = lambda peaks, *_: peaks
+            PEAKS.update_peaks = lambda peaks, *_: peaks
         try:
             return function(*args)
         finally:
-            PEAKS.update_peaks, ENSEMBLE.update_peaks = originals
+            PEAKS.update_peaks = original
 
     return jax.jit(traced)
 

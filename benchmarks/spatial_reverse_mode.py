@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from model.integrate import NonFiniteStepsCarryNoGradient, make_controller, make_solver, trajectory_from_states
+from model.integrate import make_controller, make_solver, trajectory_from_states
 from model.integrate.peaks import PeakTracking
 from model.mechanics.interface import flat_vector_field
 from pipelines.build import ParameterMap, build_mechanism, solver_settings
@@ -32,20 +32,25 @@ CONFIG = Path(__file__).resolve().parents[1] / "configs" / "flores_slider_crank_
 PATHS = ("joints.pin.clearance", "joints.pin.contact.restitution")
 
 
+def objective(trajectory):
+    return jnp.sum(trajectory.penetration**2) + jnp.sum(trajectory.normal_force**2)
+
+
 def loss_of(mechanism, parameters, settings, wrap: bool):
-    """The objective as a function of the parameters, solved as ``model.solve`` does, with
-    or without the reverse-mode wrapper."""
+    """The objective as a function of the parameters: through ``model.simulate`` (which wraps
+    the solver of a reverse-mode solve), or, ``wrap=False``, through the same diffrax call
+    without the wrapper."""
 
     def loss(x):
         point = parameters.apply(mechanism, x)
-        solver = make_solver(settings, mechanism=point)
+        if wrap:
+            return objective(model.simulate(point, settings))
         solution = diffrax.diffeqsolve(
-            diffrax.ODETerm(flat_vector_field), PeakTracking(NonFiniteStepsCarryNoGradient(solver) if wrap else solver),
+            diffrax.ODETerm(flat_vector_field), PeakTracking(make_solver(settings, mechanism=point)),
             0.0, settings.output_times()[-1], None, point.flatten(point.initial_state()), point,
             saveat=diffrax.SaveAt(ts=settings.output_times()), stepsize_controller=make_controller(point, settings),
             max_steps=settings.max_steps, adjoint=diffrax.RecursiveCheckpointAdjoint(), throw=False)
-        trajectory = trajectory_from_states(point, settings.output_times(), point.unflatten(solution.ys))
-        return jnp.sum(trajectory.penetration**2) + jnp.sum(trajectory.normal_force**2)
+        return objective(trajectory_from_states(point, settings.output_times(), point.unflatten(solution.ys)))
 
     return loss
 
@@ -59,7 +64,8 @@ def main(argv=None) -> int:
     parameters = ParameterMap(mechanism, PATHS)
     x0 = parameters.read(mechanism)
     window = dict(t_end=args.t_end, output_interval=args.t_end / 40, rtol=1e-9, atol=1e-12)
-    forward = jax.jit(jax.jacfwd(lambda x: _simulate_loss(mechanism, parameters, config, window, x)))(x0)
+    forward_settings = solver_settings(config, adjoint="forward", **window)
+    forward = jax.jit(jax.jacfwd(lambda x: objective(model.simulate(parameters.apply(mechanism, x), forward_settings))))(x0)
     print(f"t_end {args.t_end} s, d/d{PATHS}")
     print(f"forward mode:            {np.asarray(forward)}")
     for wrap in (True, False):
@@ -68,11 +74,6 @@ def main(argv=None) -> int:
         print(f"{label:24} {np.asarray(reverse)}  relative to forward {np.asarray(jnp.abs(reverse / forward - 1))}",
               flush=True)
     return 0
-
-
-def _simulate_loss(mechanism, parameters, config, window, x):
-    trajectory = model.simulate(parameters.apply(mechanism, x), solver_settings(config, adjoint="forward", **window))
-    return jnp.sum(trajectory.penetration**2) + jnp.sum(trajectory.normal_force**2)
 
 
 if __name__ == "__main__":

@@ -152,8 +152,8 @@ def body_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
     """``B.max_abs_a<axis>`` (m/s^2) of every body, along each ground axis of the mechanism;
     a flexible body's from the acceleration of its segments' centre of mass (its segments
     ``B[k]`` have their own). From the step-wise peaks when the trajectory has them (the
-    accelerations at the solver's accepted step ends, :mod:`model.integrate.peaks`), else
-    from the output samples."""
+    accelerations over each accepted step: the field at its ends, the interpolant's
+    derivative inside, :mod:`model.integrate.peaks`), else from the output samples."""
     names = list(mechanism.body_names) + [chain.name for chain in mechanism.beam_chains]
     if trajectory.peaks is not None:
         peaks = trajectory.peaks.max_abs_acceleration

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PyTree
 
 from ..mechanics.interface import AbstractMechanism, flat_vector_field
-from .peaks import Peaks, end_rate, initial_peaks, update_peaks
+from .peaks import Peaks, end_rate, initial_peaks, peaks_after_step
 from ._diffrax import RESULT_MAX_STEPS_REACHED, RESULT_SUCCESSFUL, WrapTerm, result_code
 from .solve import SolverSettings, SpatialTrajectory, Trajectory, _terms, make_controller, make_solver
 from .trajectory import trajectory_from_states
@@ -205,14 +205,10 @@ class _Integrator(eqx.Module):
             _select(keep_step, y, lane.y), _select(keep_step, solver_state, lane.solver_state),
             controller_state, save_stop.astype(lane.save_index.dtype), steps,
             lane.rejected + jnp.where(keep_step, 0, 1).astype(lane.rejected.dtype), result.astype(lane.result.dtype),
-            _select(keep_step, self._step_peaks(lane, dense_info, solver_state, y), lane.peaks),
+            _select(keep_step, peaks_after_step(lane.peaks, mechanism, self.solver, lane.tprev, lane.tnext, y,
+                                                dense_info, solver_state), lane.peaks),
         )
         return lane, saves
-
-    def _step_peaks(self, lane: _Lane, dense_info, solver_state, y) -> Peaks:
-        interpolation = self.solver.interpolation_cls(t0=lane.tprev, t1=lane.tnext, **dense_info)
-        return update_peaks(lane.peaks, lane.mechanism, interpolation, lane.tprev, lane.tnext,
-                            end_rate(self.solver, solver_state, lane.tnext, y, lane.mechanism))
 
     def interpolate(self, saves: _Saves, index) -> Float[Array, " n"]:
         interpolator = self.solver.interpolation_cls(t0=saves.t0, t1=saves.t1, **saves.dense_info)

@@ -239,6 +239,16 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     )
 
 
+def peaks_after_step(peaks: Peaks, mechanism: AbstractMechanism, solver: diffrax.AbstractSolver, t0, t1,
+                     y1: Float[Array, " n"], dense_info, solver_state) -> Peaks:
+    """``peaks`` after an accepted step of ``solver`` over ``[t0, t1]``, from what the step
+    returned: its ``dense_info`` (the interpolant), its end ``y1`` and its solver state
+    (the derivative there, :func:`end_rate`). What :class:`PeakTracking` and the refilling
+    lanes (``model/integrate/ensemble.py``) do after each step."""
+    interpolation = solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
+    return update_peaks(peaks, mechanism, interpolation, t0, t1, end_rate(solver, solver_state, t1, y1, mechanism))
+
+
 class PeakTracking(AbstractDelegatingSolver):
     """Wraps a diffrax solver and carries :class:`Peaks` in its solver state: diffrax keeps
     a step's solver state only when the step is accepted, so the peaks reduce exactly the
@@ -255,8 +265,7 @@ class PeakTracking(AbstractDelegatingSolver):
         inner_state, peaks = solver_state
         y1, y_error, dense_info, inner_state, result = self.solver.step(
             terms, t0, t1, y0, args, inner_state, made_jump)
-        interpolation = self.solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
-        peaks = update_peaks(peaks, args, interpolation, t0, t1, end_rate(self.solver, inner_state, t1, y1, args))
+        peaks = peaks_after_step(peaks, args, self.solver, t0, t1, y1, dense_info, inner_state)
         return y1, y_error, dense_info, (inner_state, peaks), result
 
     @staticmethod
