@@ -195,13 +195,12 @@ def tool_throughput(mechanism, settings, points: np.ndarray, chunk: int, workers
     executor = ProcessExecutor(workers)
     payload = (mechanism, settings, SWEPT_PATHS, ParameterMap, chunk, ())
     try:
-        warm = [executor.pool.submit(_run_in_worker, 0, payload, points[:chunk]) for _ in range(workers)]
-        compile_seconds = max(future.result()[1]["compile_seconds"] for future in warm)
+        warm = executor.broadcast(_run_in_worker, 0, payload, points[:chunk])
+        compile_seconds = max(info["compile_seconds"] for _, info in warm)
         best, best_columns, recompiled = np.inf, None, 0.0
         for _ in range(repeats):
             start = time.perf_counter()
-            futures = [executor.pool.submit(_run_in_worker, 0, payload, points[positions]) for positions in chunks]
-            results = [future.result() for future in futures]
+            results = executor.map(_run_in_worker, [(0, payload, points[positions]) for positions in chunks])
             seconds = time.perf_counter() - start
             recompiled = max(recompiled, max(info["compile_seconds"] for _, info in results))
             if seconds < best:

@@ -2,7 +2,10 @@
 
 
 class ClearanceError(Exception):
-    """A failure the command line reports as one line, with no traceback."""
+    """A failure the command line reports as one line, with no traceback, and exit status
+    ``exit_status``."""
+
+    exit_status = 2
 
 
 class ConfigError(ClearanceError):
@@ -14,3 +17,16 @@ class ConfigError(ClearanceError):
     def __init__(self, file: str, key: str, message: str):
         self.file, self.key, self.message = str(file), key, message
         super().__init__(f"{self.file}: {key}: {message}" if key else f"{self.file}: {message}")
+
+
+class SweepFailed(ClearanceError):
+    """A sweep that stopped before every point ran (workers that could not be replaced, an
+    output that could not be written); the message says what is stored and how to resume."""
+
+    exit_status = 1
+
+
+class SweepInterrupted(ClearanceError):
+    """A sweep stopped by Ctrl-C (SIGINT) after storing its finished chunks."""
+
+    exit_status = 130

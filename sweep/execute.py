@@ -1,26 +1,32 @@
 """Executors: who runs the chunks. ``LocalExecutor`` (this process, every local JAX device),
 ``ProcessExecutor`` (worker processes on this machine: one compiled loop runs on one CPU
 core, so a multi-core CPU needs one process per core) and ``RayExecutor`` (a Ray cluster,
-its actors in a ``ray.util.ActorPool``; optional extra ``[distributed]``).
+its actors restarted by Ray when they die; optional extra ``[distributed]``).
 
 All take the same :class:`ChunkTask` list and report each finished chunk through
 ``on_chunk(task, columns, info)`` in the driver process, which stores it
 (:mod:`sweep.store`), so a worker never writes files and a lost worker loses no stored chunk.
+The chunk a lost worker was running runs again on a fresh worker, or is split to isolate
+a point that keeps killing its workers (:mod:`sweep.faults`); such a point is reported with
+empty ``columns`` and ``info["failed"]``, the reason.
 """
 
 from __future__ import annotations
 
-import atexit
-import concurrent.futures
 import dataclasses
 import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
 
+from .faults import Attempt, WorkQueue, WorkersLost, exit_reason, inject_fault, loss_limit
 from .plan import Group
 from .run import (
     STEP_SLOTS, chunk_runner, enable_compilation_cache, pad_rows, prefer_single_threaded_cpu, resolver_by_name,
@@ -141,24 +147,102 @@ def _run_round(run: Callable, round_: Sequence[ChunkTask], devices: int, batch: 
             | {STEP_SLOTS: slots[device : device + 1]} for device, task in enumerate(round_)]
 
 
+class _WorkerProcess:
+    """One spawned worker process and the pipe to it; ``attempt`` is the chunk it runs."""
+
+    def __init__(self, context, cache_folder: str, core: int | None):
+        self.core = core
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, cache_folder, core), daemon=True)
+        self.process.start()
+        child.close()
+        self.attempt: Attempt | None = None
+
+    def send(self, function: Callable, *args) -> bool:
+        """Ask the worker to run ``function(*args)``; ``False`` if it is gone."""
+        try:
+            self.connection.send((function, args))
+            return True
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+            return False
+
+    def receive(self) -> tuple[bool, Any] | None:
+        """``(True, result)`` or ``(False, error text)`` of the worker's call, or ``None`` if
+        the worker died."""
+        try:
+            return self.connection.recv()
+        except (EOFError, ConnectionResetError, OSError):
+            return None
+
+    def lost_reason(self) -> str:
+        self.process.join(timeout=5)
+        return exit_reason(self.process.exitcode)
+
+    def stop(self, wait: float = 2.0) -> None:
+        self.send(None)
+        self.process.join(timeout=wait)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=wait)
+        self.connection.close()
+
+
+def _worker_main(connection, cache_folder: str, core: int | None) -> None:
+    """A worker process: pinned to ``core``, a :class:`SweepWorker`, then calls from the pipe
+    until it closes. Ctrl-C reaches every process of the terminal's group: the driver stores
+    what is finished and stops the workers, so a worker ignores it."""
+    global _PROCESS_WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if core is not None:
+        pin_to_core(core)
+    _PROCESS_WORKER = SweepWorker(cache_folder)
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            break
+        if message is None:
+            break
+        function, args = message
+        try:
+            reply = (True, function(*args))
+        except Exception as error:  # reported to the driver, which reruns or splits the chunk
+            reply = (False, f"{type(error).__name__}: {error}".splitlines()[0])
+        connection.send(reply)
+    # Every result has gone back through the pipe: ending here skips tearing down JAX's
+    # runtime (0.5 s that the executor's close waited for on a warm 256-point sweep).
+    os._exit(0)
+
+
 class ProcessExecutor:
     """Chunks in ``workers`` spawned processes of this machine, each a :class:`SweepWorker`
     (compiles a group once, through the shared persistent compilation cache). XLA runs a
     compiled solve on one core, and several forced host devices of one process did not
-    run side by side here, so processes are how a sweep uses a multi-core CPU."""
+    run side by side here, so processes are how a sweep uses a multi-core CPU.
+
+    Each process has its own pipe, so the driver knows which chunk a process that dies was
+    running: that chunk goes back to :class:`sweep.faults.WorkQueue` (rerun, split or given
+    up) and a fresh process, pinned to the same core, takes the dead one's place."""
 
     name = "processes"
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
-        cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
-        context = multiprocessing.get_context("spawn")
+        self.cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
+        self.context = multiprocessing.get_context("spawn")
         cores = worker_cores(self.workers)
-        self.pool = concurrent.futures.ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=_start_worker,
-            initargs=(cache, cores, context.Value("i", 0)),
-        )
+        self.processes = [self._start(cores[k] if cores else None) for k in range(self.workers)]
+        self.replaced = 0  # processes started in place of lost ones
         stop_compilation_cache_writes()
+
+    def _start(self, core: int | None) -> _WorkerProcess:
+        return _WorkerProcess(self.context, self.cache, core)
+
+    def _replace(self, k: int) -> None:
+        old = self.processes[k]
+        old.stop(wait=0.1)
+        self.processes[k] = self._start(old.core)
+        self.replaced += 1
 
     def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
             derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
@@ -169,20 +253,101 @@ class ProcessExecutor:
         if on_status:
             on_status(f"{self.workers} worker processes")
         started = time.perf_counter()
-        futures = {self.pool.submit(_run_in_worker, task.group, payloads[task.group], task.values): task
-                   for task in tasks}
-        for future in concurrent.futures.as_completed(futures):
-            task = futures[future]
-            columns, info = future.result()
-            _finish_chunk(runs[task.group], task, columns, info, batch, started, on_chunk, on_points)
-        return runs
+        queue = WorkQueue(tasks, loss_limit(self.workers, max((len(t.values) for t in tasks), default=1)))
+        while True:
+            for k, worker in enumerate(self.processes):
+                while worker.attempt is None and len(queue):
+                    attempt = queue.next()
+                    worker.attempt = attempt
+                    task = attempt.task
+                    if not worker.send(_run_in_worker, task.group, payloads[task.group], task.values):
+                        self._lose(k, queue, on_chunk, on_points, on_status)
+                        worker = self.processes[k]
+            busy = [worker for worker in self.processes if worker.attempt is not None]
+            if not busy:
+                return runs
+            ready = set(multiprocessing.connection.wait(
+                [w.connection for w in busy] + [w.process.sentinel for w in busy]))
+            for k, worker in enumerate(self.processes):
+                if worker.attempt is None or not ({worker.connection, worker.process.sentinel} & ready):
+                    continue
+                reply = worker.receive() if worker.connection in ready or worker.connection.poll() else None
+                if reply is None or not reply[0]:
+                    self._lose(k, queue, on_chunk, on_points, on_status, None if reply is None else reply[1])
+                    continue
+                task, worker.attempt = worker.attempt.task, None
+                queue.finished()
+                columns, info = reply[1]
+                _finish_chunk(runs[task.group], task, columns, info, batch, started, on_chunk, on_points)
+
+    def _lose(self, k: int, queue: WorkQueue, on_chunk: OnChunk, on_points, on_status, error: str | None = None) -> None:
+        """Worker ``k`` died (or its call raised ``error``): its chunk back to ``queue``, a
+        fresh process in its place (one that raised stays)."""
+        worker = self.processes[k]
+        attempt, worker.attempt = worker.attempt, None
+        if error is None:
+            reason = worker.lost_reason()
+            self._replace(k)
+        else:
+            reason = f"the worker raised {error}"
+        if on_status:
+            on_status(f"worker lost ({reason}); its chunk runs again")
+        try:
+            given_up = queue.lost(attempt, reason)
+        except WorkersLost as lost:
+            raise WorkersLost(f"worker processes: {lost}") from None
+        for task, status in given_up:
+            _give_up(task, status, on_chunk, on_points)
+
+    def broadcast(self, function: Callable, *args) -> list:
+        """``function(*args)`` in every worker process, once each; their results (for
+        benchmarks and tests)."""
+        for worker in self.processes:
+            worker.send(function, *args)
+        return [self._reply(worker) for worker in self.processes]
+
+    def map(self, function: Callable, arguments: Sequence[tuple]) -> list:
+        """``function(*args)`` for each of ``arguments`` on the next free worker; the results
+        in order (no recovery from a lost worker: for benchmarks)."""
+        results: list = [None] * len(arguments)
+        jobs = deque(enumerate(arguments))
+        running: dict[int, int] = {}
+        while jobs or running:
+            for k, worker in enumerate(self.processes):
+                if k not in running and jobs:
+                    index, args = jobs.popleft()
+                    worker.send(function, *args)
+                    running[k] = index
+            ready = multiprocessing.connection.wait([self.processes[k].connection for k in running])
+            for k in [k for k in running if self.processes[k].connection in ready]:
+                results[running.pop(k)] = self._reply(self.processes[k])
+        return results
+
+    @staticmethod
+    def _reply(worker: _WorkerProcess):
+        reply = worker.receive()
+        if reply is None:
+            raise WorkersLost(worker.lost_reason())
+        if not reply[0]:
+            raise RuntimeError(reply[1])
+        return reply[1]
 
     def close(self) -> None:
-        self.pool.shutdown(cancel_futures=True)
+        for worker in self.processes:
+            worker.send(None)
+        for worker in self.processes:
+            worker.stop()
 
 
-# The worker of a ProcessExecutor process (set by its initializer): a process-wide slot is
-# the only way concurrent.futures lets a task reach state kept between tasks.
+def _give_up(task: ChunkTask, status: str, on_chunk: OnChunk, on_points: Callable[[int], None] | None) -> None:
+    """A point whose workers kept dying: stored as failed, with ``status`` saying why."""
+    on_chunk(task, {}, {"failed": status, "seconds": 0.0, "worker": ""})
+    if on_points:
+        on_points(len(task.values))
+
+
+# The worker of a ProcessExecutor process (set by _worker_main): a process-wide slot through
+# which the functions sent to it reach the state it keeps between chunks.
 _PROCESS_WORKER: "SweepWorker | None" = None
 
 
@@ -208,55 +373,52 @@ def pin_to_core(core: int) -> None:
             pass
 
 
-def _start_worker(cache_folder: str, cores: tuple[int, ...], started) -> None:
-    global _PROCESS_WORKER
-    # A worker's results have gone back through the pool's pipe by the time it exits, and
-    # multiprocessing has run its own exit handlers before the interpreter's teardown:
-    # ending there skips tearing down JAX's runtime (0.5 s that the executor's close
-    # waited for on a warm 256-point sweep).
-    atexit.register(os._exit, 0)
-    if cores:
-        with started.get_lock():
-            index = started.value
-            started.value += 1
-        pin_to_core(cores[index % len(cores)])
-    _PROCESS_WORKER = SweepWorker(cache_folder)
-
-
 def _run_in_worker(group: int, payload: tuple, values: np.ndarray) -> tuple[dict, dict]:
     return _PROCESS_WORKER.run(group, payload, values)
 
 
 class RayExecutor:
-    """Chunks on Ray actors, one per worker CPU (or ``workers``), handed out by a
-    ``ray.util.ActorPool``: each actor keeps the compiled function of every group it has run,
-    so it compiles a group once, and takes the next chunk as soon as it returns one.
+    """Chunks on Ray actors, one per worker CPU (or ``workers``); each actor keeps the
+    compiled function of every group it has run, so it compiles a group once, and takes the
+    next chunk as soon as it returns one.
+
+    An actor that dies (its process killed, its node lost) is restarted by Ray
+    (``max_restarts``) and its chunk goes back to :class:`sweep.faults.WorkQueue` (rerun,
+    split or given up); Ray's own task retries are off (``max_task_retries=0``), so that
+    the queue counts the workers each chunk has cost. An actor out of restarts is replaced
+    by a new one.
 
     ``address``: ``None`` starts a local Ray instance; ``"auto"`` joins the cluster this
     machine is part of (``ray start`` was run), or ``ray://host:10001``.
     """
 
     name = "ray"
+    max_restarts = 4
 
     def __init__(self, address: str | None = None, workers: int | None = None, init_kwargs: dict | None = None):
         try:
             import ray
-            from ray.util import ActorPool
         except ImportError:
             raise ExecutorUnavailable('Ray is not installed; pip install "clearance[distributed]"') from None
         self.ray = ray
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
+            except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
+                where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+                raise ExecutorUnavailable(f"cannot start or reach {where}: {str(error).splitlines()[0]}") from None
         stop_compilation_cache_writes()
         self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
-        worker_class = ray.remote(num_cpus=1)(SweepWorker)
-        self.actors = [worker_class.remote(cache) for _ in range(self.workers)]
-        self.pool = ActorPool(self.actors)
+        self.cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
+        self.worker_class = ray.remote(num_cpus=1, max_restarts=self.max_restarts, max_task_retries=0)(SweepWorker)
+        self.actors = [self.worker_class.remote(self.cache) for _ in range(self.workers)]
+        self.losses = [0] * self.workers  # per actor slot, since its last replacement
 
     def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
             derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
             on_points: Callable[[int], None] | None = None, on_status: Callable[[str], None] | None = None) -> dict[int, GroupRun]:
+        from ray.exceptions import RayActorError, RayTaskError
+
         batch = _batch(batch_size, chunk_size)
         payloads = {index: self.ray.put(payload)
                     for index, payload in _payloads(groups, tasks, batch, derivative_metrics).items()}
@@ -264,21 +426,63 @@ class RayExecutor:
         if on_status:
             on_status(f"ray: {self.workers} workers")
         started: dict[int, float] = {}  # group -> when its first chunk was handed out
+        queue = WorkQueue(tasks, loss_limit(self.workers, max((len(t.values) for t in tasks), default=1)))
+        running: dict[Any, tuple[int, Attempt]] = {}  # result reference -> (actor slot, chunk)
+        while True:
+            idle = sorted(set(range(self.workers)) - {slot for slot, _ in running.values()})
+            for slot in idle:
+                attempt = queue.next()
+                if attempt is None:
+                    break
+                task = attempt.task
+                started.setdefault(task.group, time.perf_counter())
+                reference = self.actors[slot].run.remote(task.group, payloads[task.group], task.values)
+                running[reference] = (slot, attempt)
+            if not running:
+                return runs
+            done, _ = self.ray.wait(list(running), num_returns=1)
+            for reference in done:
+                slot, attempt = running.pop(reference)
+                task = attempt.task
+                try:
+                    columns, info = self.ray.get(reference)
+                except (RayActorError, RayTaskError) as error:
+                    reason = _ray_reason(error)
+                    self.losses[slot] += 1
+                    if isinstance(error, RayActorError) and self.losses[slot] > self.max_restarts:
+                        self._replace(slot)
+                    if on_status:
+                        on_status(f"worker lost ({reason}); its chunk runs again")
+                    try:
+                        given_up = queue.lost(attempt, reason)
+                    except WorkersLost as lost:
+                        raise WorkersLost(f"Ray actors: {lost}") from None
+                    for failed, status in given_up:
+                        _give_up(failed, status, on_chunk, on_points)
+                    continue
+                queue.finished()
+                _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)
 
-        def submit(actor, numbered: tuple[int, ChunkTask]):
-            number, task = numbered
-            started.setdefault(task.group, time.perf_counter())
-            return actor.run_numbered.remote(number, task.group, payloads[task.group], task.values)
-
-        # Each result carries its task's number: the pool returns them as they finish.
-        for number, columns, info in self.pool.map_unordered(submit, list(enumerate(tasks))):
-            task = tasks[number]
-            _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)
-        return runs
+    def _replace(self, slot: int) -> None:
+        """A new actor in place of one that has used up its restarts."""
+        self.ray.kill(self.actors[slot], no_restart=True)
+        self.actors[slot] = self.worker_class.remote(self.cache)
+        self.losses[slot] = 0
 
     def close(self) -> None:
         for actor in self.actors:
-            self.ray.kill(actor)
+            self.ray.kill(actor, no_restart=True)
+
+
+def _ray_reason(error: Exception) -> str:
+    """One line on why a Ray actor's call failed."""
+    from ray.exceptions import RayActorError
+
+    if isinstance(error, RayActorError):
+        return "the Ray actor died (its process or node was lost)"
+    cause = getattr(error, "cause", None)
+    return f"the worker raised {type(cause).__name__}: {cause}".splitlines()[0] if cause is not None else \
+        f"the worker raised {str(error).splitlines()[0]}"
 
 
 class SweepWorker:
@@ -294,6 +498,9 @@ class SweepWorker:
         self.name = f"{os.uname().nodename}:{os.getpid()}"
 
     def run(self, group: int, payload: tuple, values: np.ndarray) -> tuple[dict, dict]:
+        """The columns of the chunk ``values`` of ``group`` (compiled from ``payload`` on its
+        first chunk) and how it ran."""
+        inject_fault(values)
         compile_seconds = 0.0
         if group not in self.runners:
             mechanism, settings, paths, resolver, batch, derivative_metrics = payload
@@ -303,6 +510,3 @@ class SweepWorker:
         columns = self.runners[group](values)
         return columns, {"seconds": time.perf_counter() - start, "worker": self.name, "compile_seconds": compile_seconds}
 
-    def run_numbered(self, number: int, group: int, payload: tuple, values: np.ndarray) -> tuple[int, dict, dict]:
-        """:meth:`run`, its result tagged with the caller's task ``number``."""
-        return (number, *self.run(group, payload, values))

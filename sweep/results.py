@@ -2,7 +2,8 @@
 
 Columns: ``point`` (index in the design's order), one column per swept path (SI floats; the
 name of the choice for discrete parameters such as ``joints.pin.contact.model``), the
-summary metrics, ``status`` (``"ok"`` or why the point failed), ``steps``,
+summary metrics, ``status`` (``"ok"`` or why the point failed: refused, given up after
+its workers kept dying, solver failure, non-finite metrics), ``steps``,
 ``rejected_steps``, ``group`` / ``solver`` (which compiled group ran it), and with
 derivatives ``d(<metric>)/d(<path>)`` per chosen metric and swept continuous path.
 """
@@ -20,15 +21,21 @@ from .plan import Group
 from .run import NOT_RUN
 from .status import OK
 
+FAILURE = "failure"  # stored column: why a point was given up (:mod:`sweep.faults`)
+
 # Metrics that exist for every finished run; a NaN or inf in one of them means the run broke.
 # (first_impact_time/velocity are NaN by design when a joint never touches.)
 ALWAYS_FINITE = ("max_normal_force", "max_penetration", "num_impacts", "contact_fraction", "max_abs_ax", "max_abs_ay")
 
 
-def point_status(problem: str | None, result: int, metrics: dict[str, float]) -> str:
-    """``"ok"``, or why the point has no trustworthy metrics."""
+def point_status(problem: str | None, result: int, metrics: dict[str, float], failure: str | None = None) -> str:
+    """``"ok"``, or why the point has no trustworthy metrics: refused before it ran
+    (``problem``), given up after its workers kept dying (``failure``), not run, failed in
+    the solver, or non-finite peak metrics."""
     if problem is not None:
         return problem
+    if failure is not None:
+        return failure
     if result == NOT_RUN:
         return "not run"
     if result != 0:
@@ -48,30 +55,51 @@ def results_frame(
 ) -> pd.DataFrame:
     """The results, ordered by point index: ``parameters[path][point]`` are the swept values
     (SI floats or choice names), ``rows`` the stored chunk rows (one per point that ran:
-    ``point``, metrics, ``d(...)/d(...)``, ``steps``, ``rejected_steps``, ``result``); refused
-    points get their reason, NaN metrics and ``steps = -1``."""
-    ran = rows.set_index("point") if len(rows) else None
-    records = []
-    for group in groups:
-        for n, index in enumerate(group.points):
-            stored = ran.loc[int(index)] if ran is not None and group.problems[n] is None and int(index) in ran.index else None
-            value = (lambda name: float(stored[name]) if stored is not None and name in stored.index else np.nan)
-            metrics = {name: value(name) for name in metric_names}
-            row = {"point": int(index)}
-            row.update({path: values[index] for path, values in parameters.items()})
-            row.update(metrics)
-            result = int(stored["result"]) if stored is not None else NOT_RUN
-            row["status"] = point_status(group.problems[n], result, metrics)
-            row["steps"] = int(stored["steps"]) if stored is not None else NOT_RUN
-            row["rejected_steps"] = int(stored["rejected_steps"]) if stored is not None else NOT_RUN
-            row["group"] = group.index
-            row["solver"] = group.settings.solver if group.settings is not None else ""
-            row.update({name: value(name) for name in derivative_names})
-            records.append(row)
-    frame = pd.DataFrame(records).sort_values("point", kind="stable").reset_index(drop=True)
-    for path in parameters:
-        if all(isinstance(value, float) for value in frame[path]):
-            frame[path] = frame[path].astype(np.float64)
-        else:
-            frame[path] = frame[path].astype(str)
-    return frame
+    ``point``, metrics, ``d(...)/d(...)``, ``steps``, ``rejected_steps``, ``result``, and
+    ``failure`` for a point given up); refused points get their reason, NaN metrics and
+    ``steps = -1``. Built column by column: a row is never a Python object."""
+    points = np.concatenate([np.asarray(group.points, dtype=np.int64) for group in groups] or [np.zeros(0, np.int64)])
+    problems = [problem for group in groups for problem in group.problems]
+    refused = np.array([problem is not None for problem in problems], dtype=bool)
+    stored = (rows.drop_duplicates("point", keep="last").set_index("point") if len(rows)
+              else pd.DataFrame(index=pd.Index([], name="point")))
+    stored = stored.reindex(points)
+    ran = stored.index.isin(rows["point"]) if len(rows) else np.zeros(len(points), bool)
+    ran &= ~refused
+
+    def floats(name: str) -> np.ndarray:
+        values = stored[name].to_numpy(np.float64, na_value=np.nan) if name in stored.columns else np.full(len(points), np.nan)
+        return np.where(ran, values, np.nan)
+
+    def counts(name: str) -> np.ndarray:
+        values = stored[name].to_numpy(np.float64, na_value=NOT_RUN) if name in stored.columns else np.full(len(points), NOT_RUN)
+        return np.where(ran, values, NOT_RUN).astype(np.int64)
+
+    metrics = {name: floats(name) for name in metric_names}
+    result = counts("result")
+    failures = stored[FAILURE].to_numpy(object) if FAILURE in stored.columns else np.full(len(points), None, object)
+    status = np.full(len(points), OK, dtype=object)
+    finite_checked = [name for name in metric_names if name.rsplit(".", 1)[-1] in ALWAYS_FINITE]
+    broken = np.zeros(len(points), bool)
+    for name in finite_checked:
+        broken |= ~np.isfinite(metrics[name])
+    for n in np.flatnonzero(refused | ~ran | (result != 0) | broken | pd.notna(failures)):
+        failure = failures[n] if ran[n] and isinstance(failures[n], str) else None
+        status[n] = point_status(problems[n], int(result[n]), {name: metrics[name][n] for name in finite_checked},
+                                 failure)
+    columns: dict[str, object] = {"point": points}
+    for path, values in parameters.items():
+        chosen = [values[index] for index in points]
+        columns[path] = (np.asarray(chosen, dtype=np.float64) if all(isinstance(value, float) for value in chosen)
+                         else np.asarray(chosen, dtype=str))
+    columns.update(metrics)
+    columns["status"] = status.astype(str)
+    columns["steps"] = counts("steps")
+    columns["rejected_steps"] = counts("rejected_steps")
+    columns["group"] = np.concatenate([np.full(len(group.points), group.index, np.int64) for group in groups]
+                                      or [np.zeros(0, np.int64)])
+    columns["solver"] = np.asarray([group.settings.solver if group.settings is not None else ""
+                                    for group in groups for _ in group.points], dtype=str)
+    columns.update({name: floats(name) for name in derivative_names})
+    frame = pd.DataFrame(columns)
+    return frame.sort_values("point", kind="stable").reset_index(drop=True)

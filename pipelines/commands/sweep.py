@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import ConfigError
+from ..errors import ConfigError, SweepFailed
 from ..io import default_output_dir
 
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     prefer_single_threaded_cpu()  # before the first JAX computation of this process
     from ..sweeping.figure_processes import FigureProcesses
-    from ..sweeping.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_sweep
+    from ..sweeping.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_failure, write_sweep
 
     design, base = load_sweep(args.config, args.overrides, args.derivatives)
     check_plot_metrics(args.plot_metrics, metric_units(base))
@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
             out_dir=out_dir, resume=args.resume, executor=args.executor, ray_address=args.ray_address,
             ray_workers=args.ray_workers, workers=args.workers,
         )
-        written = write_sweep(study, out_dir, args.plot_metrics or None, figure_processes)
+        try:
+            written = write_sweep(study, out_dir, args.plot_metrics or None, figure_processes)
+        except OSError as error:
+            raise SweepFailed(f"{write_failure(error)}; every point is stored in {out_dir / 'chunks'}: "
+                              f"`--resume` writes the results without running any") from None
     summary = study.summary()
     compile_seconds = sum(group["compile_seconds"] for group in summary["groups"])
     resumed = f", {study.resumed_points} taken from stored chunks" if study.resumed_points else ""

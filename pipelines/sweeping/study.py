@@ -24,13 +24,15 @@ from sweep.execute import (
     EXECUTORS, ChunkTask, ExecutorUnavailable, GroupRun, LocalExecutor, ProcessExecutor, RayExecutor,
 )
 from sweep.plan import Group
+from sweep.faults import WorkersLost
+from sweep.results import FAILURE
 from sweep.status import OK
 from sweep.results import derivative_columns as _derivative_columns
-from sweep.run import CPU_CHUNK, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
+from sweep.run import CPU_CHUNK, NOT_RUN, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
 from sweep.store import ChunkStore, MemoryStore, StoreMismatch, fingerprint, git_revision, package_versions
 
 from ..config import MechanismConfig, load_pipeline_mechanism
-from ..errors import ConfigError
+from ..errors import ConfigError, SweepFailed, SweepInterrupted
 from ..io import atomic_path, write_json, write_parquet
 from .design import SweepDesign, parse_design
 from .figure_processes import FigureProcesses
@@ -185,7 +187,7 @@ def make_executor(executor: str | object, ray_address: str | None = None, ray_wo
     try:
         return RayExecutor(ray_address, ray_workers)
     except ExecutorUnavailable as error:
-        raise ConfigError("--executor", "ray", str(error)) from None
+        raise ConfigError("--ray-address" if ray_address else "--executor", ray_address or "ray", str(error)) from None
 
 
 def cpu_chunk_size(points: int, workers: int) -> int:
@@ -229,6 +231,8 @@ def run_sweep(
             store = ChunkStore(Path(out_dir) / "chunks", key, resume, provenance=provenance)
         except StoreMismatch as error:
             raise ConfigError(design.source, "--resume", str(error)) from None
+        except OSError as error:
+            raise SweepFailed(write_failure(error)) from None
     else:
         store = MemoryStore(key)
     finished = store.finished_points()
@@ -249,6 +253,12 @@ def run_sweep(
 
     def store_chunk(task: ChunkTask, columns: dict, info: dict) -> None:
         group = by_index[task.group]
+        if "failed" in info:  # points whose workers kept dying: stored, so --resume skips them
+            rows = pd.DataFrame({"point": group.points[task.positions], "group": task.group,
+                                 "steps": NOT_RUN, "rejected_steps": NOT_RUN, "result": NOT_RUN,
+                                 FAILURE: info["failed"]})
+            store.add(rows, {"group": task.group, **info})
+            return
         slots = float(np.sum(columns.pop(STEP_SLOTS)))
         rows = pd.DataFrame({"point": group.points[task.positions], "group": task.group, **columns})
         steps = np.asarray(columns["steps"])
@@ -266,8 +276,14 @@ def run_sweep(
                 groups, tasks, batch_size, chunk_size, design.derivatives, store_chunk,
                 on_points=bar.update, on_status=lambda text: bar.set_postfix_str(text, refresh=True),
             )
+    except KeyboardInterrupt:
+        raise SweepInterrupted(_stopped(design, store, total, out_dir, "interrupted")) from None
+    except WorkersLost as error:
+        raise SweepFailed(_stopped(design, store, total, out_dir, str(error))) from None
+    except OSError as error:
+        raise SweepFailed(_stopped(design, store, total, out_dir, write_failure(error))) from None
     finally:
-        if isinstance(runner, ProcessExecutor):  # a Ray session may serve several sweeps
+        if isinstance(executor, str) and isinstance(runner, (ProcessExecutor, RayExecutor)):  # made here
             runner.close()
     units = metric_units(base)
     continuous = groups[0].paths if groups else ()
@@ -282,6 +298,21 @@ def run_sweep(
         study.sobol = sobol_indices(frame, [p.path for p in design.sampled_parameters],
                                     [p.path for p in design.parameters if not p.sampled], list(units), design.seed)
     return study
+
+
+def write_failure(error: OSError) -> str:
+    """One line for an output that could not be written (a full disk: ``ENOSPC``)."""
+    where = f"{error.filename}: " if error.filename else ""
+    return f"cannot write {where}{error.strerror or error}"
+
+
+def _stopped(design: SweepDesign, store, total: int, out_dir: str | Path | None, reason: str) -> str:
+    """Why a sweep stopped, what of it is stored and how to go on."""
+    if out_dir is None:
+        return f"{reason}; nothing stored (no output folder)"
+    stored = len(store.finished_points())
+    return (f"{reason}; {stored} of {total} points are stored in {Path(out_dir) / 'chunks'}: continue with "
+            f"`clearance sweep {design.source} --out {out_dir} --resume` (with the same --set options)")
 
 
 def default_plot_metrics(base: MechanismConfig) -> list[str]:

@@ -84,8 +84,7 @@ def test_worker_processes_each_get_their_own_core():
     manager = multiprocessing.get_context("spawn").Manager()
     try:
         barrier = manager.Barrier(2)
-        futures = [executor.pool.submit(_cores_of_this_process, barrier) for _ in range(2)]
-        cores = [future.result() for future in futures]
+        cores = executor.broadcast(_cores_of_this_process, barrier)
     finally:
         executor.close()
         manager.shutdown()
