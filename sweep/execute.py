@@ -382,18 +382,18 @@ class RayExecutor:
     compiled function of every group it has run, so it compiles a group once, and takes the
     next chunk as soon as it returns one.
 
-    An actor that dies (its process killed, its node lost) is restarted by Ray
-    (``max_restarts``) and its chunk goes back to :class:`sweep.faults.WorkQueue` (rerun,
-    split or given up); Ray's own task retries are off (``max_task_retries=0``), so that
-    the queue counts the workers each chunk has cost. An actor out of restarts is replaced
-    by a new one.
+    An actor that dies (its process killed, its node lost) is replaced by a new actor, which
+    Ray places on any node with a free CPU, and its chunk goes back to
+    :class:`sweep.faults.WorkQueue` (rerun, split or given up). Ray's own restarts
+    (``max_restarts``) and task retries (``max_task_retries``) are left off: a call sent to an
+    actor that Ray is restarting failed at once without task retries, and with them Ray
+    would rerun a poison chunk on its own, hiding from the queue which chunk costs workers.
 
     ``address``: ``None`` starts a local Ray instance; ``"auto"`` joins the cluster this
     machine is part of (``ray start`` was run), or ``ray://host:10001``.
     """
 
     name = "ray"
-    max_restarts = 4
 
     def __init__(self, address: str | None = None, workers: int | None = None, init_kwargs: dict | None = None):
         try:
@@ -410,9 +410,8 @@ class RayExecutor:
         stop_compilation_cache_writes()
         self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.cache = os.environ.get("CLEARANCE_JAX_CACHE") or str(os.path.abspath(".jax_cache"))
-        self.worker_class = ray.remote(num_cpus=1, max_restarts=self.max_restarts, max_task_retries=0)(SweepWorker)
+        self.worker_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(SweepWorker)
         self.actors = [self.worker_class.remote(self.cache) for _ in range(self.workers)]
-        self.losses = [0] * self.workers  # per actor slot, since its last replacement
 
     def run(self, groups: Sequence[Group], tasks: Sequence[ChunkTask], batch_size: int | None, chunk_size: int,
             derivative_metrics: tuple[str, ...], on_chunk: OnChunk,
@@ -448,8 +447,7 @@ class RayExecutor:
                     columns, info = self.ray.get(reference)
                 except (RayActorError, RayTaskError) as error:
                     reason = _ray_reason(error)
-                    self.losses[slot] += 1
-                    if isinstance(error, RayActorError) and self.losses[slot] > self.max_restarts:
+                    if isinstance(error, RayActorError):
                         self._replace(slot)
                     if on_status:
                         on_status(f"worker lost ({reason}); its chunk runs again")
@@ -464,10 +462,9 @@ class RayExecutor:
                 _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)
 
     def _replace(self, slot: int) -> None:
-        """A new actor in place of one that has used up its restarts."""
+        """A new actor in place of a dead one."""
         self.ray.kill(self.actors[slot], no_restart=True)
         self.actors[slot] = self.worker_class.remote(self.cache)
-        self.losses[slot] = 0
 
     def close(self) -> None:
         for actor in self.actors:
