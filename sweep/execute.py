@@ -18,6 +18,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -402,6 +403,7 @@ class RayExecutor:
             raise ExecutorUnavailable('Ray is not installed; pip install "clearance[distributed]"') from None
         self.ray = ray
         if not ray.is_initialized():
+            _check_reachable(address)
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
             except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
@@ -469,6 +471,22 @@ class RayExecutor:
     def close(self) -> None:
         for actor in self.actors:
             self.ray.kill(actor, no_restart=True)
+
+
+def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
+    """Raise :class:`ExecutorUnavailable` if ``address`` (``host:port`` or
+    ``ray://host:port``) takes no TCP connection within ``timeout`` seconds: ``ray.init``
+    itself retries an unreachable cluster without end. ``None`` and ``"auto"`` are left to
+    Ray, which refuses them at once when no cluster runs here."""
+    if not address or address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ExecutorUnavailable(f"expected host:port or ray://host:port, got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise ExecutorUnavailable(f"cannot reach the Ray cluster at {address!r}: {error.strerror or error}") from None
 
 
 def _ray_reason(error: Exception) -> str:

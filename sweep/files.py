@@ -39,6 +39,8 @@ def jsonable(value):
     """``value`` with arrays as lists, NumPy scalars as Python ones and NaN/inf as ``None``."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list) and all(type(v) is int for v in value):  # a chunk's points: as they are
+        return value
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     if isinstance(value, (np.generic, np.ndarray)) or hasattr(value, "__array__"):
@@ -49,10 +51,12 @@ def jsonable(value):
     return value
 
 
-def write_json(target: str | os.PathLike, data: dict) -> None:
-    """Write ``data`` as indented JSON atomically (NaN/inf become null, arrays lists)."""
+def write_json(target: str | os.PathLike, data: dict, indent: int | None = 2) -> None:
+    """Write ``data`` as JSON atomically (NaN/inf become null, arrays lists), indented by
+    ``indent`` (``None``: on one line, through the json module's C encoder, which its
+    indenting encoder is not)."""
     with atomic_path(target) as temporary:
-        temporary.write_text(json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
+        temporary.write_text(json.dumps(jsonable(data), indent=indent, allow_nan=False) + "\n")
 
 
 def write_parquet(target: str | os.PathLike, frame) -> None:

@@ -109,7 +109,9 @@ class ChunkStore:
             return None
 
     def _write_manifest(self) -> None:
-        write_json(self.folder / MANIFEST, self.manifest)
+        # rewritten after every chunk, with every stored point: on one line, so that writing
+        # it stays a small share of a sweep of 100,000 points (the indenting encoder is Python)
+        write_json(self.folder / MANIFEST, self.manifest, indent=None)
 
     @property
     def chunks(self) -> list[dict]:

@@ -15,6 +15,7 @@ import atexit
 import concurrent.futures
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -39,6 +40,9 @@ def _yield_to_the_solve() -> None:
 
 def _import_plotting() -> None:
     _yield_to_the_solve()
+    # Ctrl-C reaches every process of the terminal's group: the command reports it in one
+    # line and closes these processes, which must not print a traceback of their own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # as a sweep worker (sweep.execute): the figures are written and reported before the
     # process exits, so it skips the interpreter's teardown (0.2 s the command waited for)
     atexit.register(os._exit, 0)

@@ -114,3 +114,50 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, extra, file_
 def test_main_config_loads():
     """The README's first command: configs/flores_sweep.toml is a valid sweep."""
     assert main(["check", str(CONFIGS / "flores_sweep.toml")]) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.validation  # two runs of the command with two worker processes each
+def test_ctrl_c_then_resume_completes_the_sweep(tmp_path):
+    """Ctrl-C (SIGINT to the command's process group, as a terminal sends it) while worker
+    processes run chunks: one line, status 130, the finished chunks kept; ``--resume`` then
+    runs only the rest, and the results hold every point once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import REPOSITORY, write_sweep
+
+    config = write_sweep(tmp_path, 'design = "grid"',
+                         'path = "joints.pin.clearance"\nrange = ["0.1 mm", "0.5 mm"]\nnum = 8',
+                         'path = "joints.pin.contact.restitution"\nrange = [0.5, 0.95]\nnum = 8')
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pipelines.cli", "sweep", str(config), "--out", str(out), "--no-progress",
+               "--executor", "processes", "--workers", "2", "--chunk-size", "2", "--set", 'simulation.t_end="1 ms"']
+    environment = os.environ | {"CLEARANCE_JAX_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(REPOSITORY)}
+    command_line = subprocess.Popen(command, cwd=REPOSITORY, env=environment, start_new_session=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    manifest = out / "chunks" / "manifest.json"
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and command_line.poll() is None:
+        if manifest.exists() and json.loads(manifest.read_text())["chunks"]:
+            break
+        time.sleep(0.05)
+    os.killpg(command_line.pid, signal.SIGINT)
+    _, err = command_line.communicate(timeout=300)
+    assert command_line.returncode == 130, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: interrupted; ") and f"--out {out} --resume" in last, last
+    stored = sum(len(chunk["points"]) for chunk in json.loads(manifest.read_text())["chunks"])
+    assert 2 <= stored < 64
+    resumed = subprocess.run([*command, "--resume"], cwd=REPOSITORY, env=environment, capture_output=True,
+                             text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    frame = pd.read_parquet(out / "results.parquet")
+    assert frame["point"].tolist() == list(range(64)) and (frame["status"] == "ok").all()
+    summary = json.loads((out / "sweep.json").read_text())
+    assert summary["resumed_points"] == stored
+    assert sorted(p for chunk in summary["chunks"] for p in chunk["points"]) == list(range(64))

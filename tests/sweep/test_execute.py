@@ -1,6 +1,7 @@
 """Worker processes: chunks run in spawned processes give the rows of an in-process run,
 and ``executor="auto"`` uses one process per core only when there is work to share."""
 
+import json
 import multiprocessing
 import os
 import sys
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from sweep.execute import LocalExecutor, ProcessExecutor, worker_cores
+from sweep.faults import FAULT_VARIABLE
 from sweep.run import enable_compilation_cache
 from pipelines.sweeping.study import cpu_chunk_size, load_sweep, make_executor, run_sweep
 from tests.helpers import write_sweep
@@ -19,28 +21,73 @@ TINY = ['simulation.t_end="0.3 ms"']
 COMPARED = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time", "status"]
 
 
-@pytest.mark.slow
-def test_processes_match_local_run(tmp_path):
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    """Four points, and a compilation cache that every worker process of the module shares."""
+    folder = tmp_path_factory.mktemp("grid")
     config = write_sweep(
-        tmp_path, 'design = "grid"',
+        folder, 'design = "grid"',
         'path = "joints.pin.clearance"\nvalues = ["0.1 mm", "0.2 mm"]',
         'path = "joints.pin.contact.restitution"\nvalues = [0.5, 0.9]',
     )
-    design, base = load_sweep(config, TINY)
-    enable_compilation_cache(tmp_path / "cache")  # as `clearance sweep` does before it runs
+    return load_sweep(config, TINY), folder / "cache"
+
+
+@pytest.fixture(scope="module")
+def local(grid):
+    (design, base), _ = grid
+    return run_sweep(design, base, progress=False, chunk_size=2, executor="local")
+
+
+def assert_same_rows(frame, reference, points):
+    """``frame``'s rows of ``points`` equal ``reference``'s (to the batch-size round-off,
+    docs/sweep.md)."""
+    mine, theirs = (f.set_index("point").loc[points] for f in (frame, reference))
+    assert (mine["status"] == "ok").all()
+    np.testing.assert_allclose(mine[COMPARED[:-1]].to_numpy(float), theirs[COMPARED[:-1]].to_numpy(float), rtol=1e-4)
+
+
+@pytest.mark.slow
+def test_processes_match_local_run(grid, local, tmp_path):
+    (design, base), cache = grid
+    enable_compilation_cache(cache)  # as `clearance sweep` does before it runs
     spread = run_sweep(design, base, progress=False, chunk_size=2, out_dir=tmp_path / "out", executor="processes",
                        workers=2)
     # the driver stopped writing the cache once its workers started (XLA's serialisation crashed there)
     assert jax.config.jax_compilation_cache_dir is None
-    local = run_sweep(design, base, progress=False, chunk_size=2, executor="local")
     assert spread.executor == "processes" and len(spread.chunks) == 2
     assert all(chunk["worker"] != "local" for chunk in spread.chunks)
     assert (tmp_path / "out" / "chunks").is_dir()
     ordered = spread.frame.sort_values("point").reset_index(drop=True)
-    assert (ordered["status"] == "ok").all()
     pd.testing.assert_series_equal(ordered["point"], local.frame["point"])
-    np.testing.assert_allclose(ordered[COMPARED[:-1]].to_numpy(float), local.frame[COMPARED[:-1]].to_numpy(float),
-                               rtol=1e-4)
+    assert_same_rows(ordered, local.frame, list(range(4)))
+
+
+@pytest.mark.slow
+def test_killed_workers_are_replaced_and_a_poison_point_is_given_up(grid, local, tmp_path, monkeypatch):
+    """A point whose worker process is SIGKILLed every time (as by the out-of-memory
+    killer): its chunk of two kills two processes, its halves run on fresh ones, the
+    poison half kills a third and becomes a failed row; the other three points are those
+    of an uninterrupted run, each stored once."""
+    (design, base), cache = grid
+    from pipelines.sweeping.plan import plan_groups
+
+    values = plan_groups(design, base)[0].values
+    deaths = tmp_path / "deaths"
+    monkeypatch.setenv(FAULT_VARIABLE, json.dumps({"row": values[3].tolist(), "times": -1, "count": str(deaths)}))
+    enable_compilation_cache(cache)
+    out = tmp_path / "out"
+    study = run_sweep(design, base, progress=False, chunk_size=2, out_dir=out, executor="processes", workers=2)
+    assert len(deaths.read_text().splitlines()) == 3  # whole chunk twice, then its poison half
+    manifest = json.loads((out / "chunks" / "manifest.json").read_text())
+    stored = [point for chunk in manifest["chunks"] for point in chunk["points"]]
+    assert sorted(stored) == [0, 1, 2, 3]  # every point, none twice
+    frame = study.frame
+    assert frame["point"].tolist() == [0, 1, 2, 3]
+    poison = frame.set_index("point").loc[3]
+    assert poison["status"].startswith("worker lost: the worker process was killed by SIGKILL (3 workers lost")
+    assert np.isnan(poison["pin.max_normal_force"]) and poison["steps"] == -1
+    assert_same_rows(frame, local.frame, [0, 1, 2])
 
 
 def test_auto_executor_shares_work_only_when_there_is_some():

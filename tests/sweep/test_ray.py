@@ -1,5 +1,6 @@
 """The Ray executor on a local two-CPU cluster: chunks run as actor tasks, each worker
-compiles once, and the results are those of the local executor.
+compiles once, an actor killed in the middle of a chunk is replaced and its chunk run
+again, and the results are those of the local executor.
 
 Ray runs in a child process, never in the test process: with Ray imported, started and
 shut down inside pytest, the suite segfaulted later in XLA code (four CI-like runs,
@@ -28,15 +29,20 @@ METRICS = ["pin.max_normal_force", "pin.max_penetration", "pin.first_impact_time
 # The driver, as `clearance sweep --executor ray` runs it: the persistent cache turned on
 # first, then a local Ray of two CPUs.
 DRIVER = """
-import json, pathlib, sys
+import json, os, pathlib, sys
 import jax, ray
 from sweep.run import enable_compilation_cache
 from pipelines.sweeping.study import load_sweep, run_sweep
 
 config, out = sys.argv[1], pathlib.Path(sys.argv[2])
 enable_compilation_cache(out / "cache")
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 design, base = load_sweep(config, {tiny!r})
+# the actor that first runs the last point is killed (SIGKILL) there, once
+from pipelines.sweeping.plan import plan_groups
+from sweep.faults import FAULT_VARIABLE
+row = plan_groups(design, base)[0].values[3].tolist()
+os.environ[FAULT_VARIABLE] = json.dumps(dict(row=row, times=1, count=str(out / "deaths")))
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 study = run_sweep(design, base, batch_size=1, progress=False, chunk_size=1, out_dir=out / "run", executor="ray")
 study.frame.to_parquet(out / "frame.parquet")
 report = dict(executor=study.executor, chunks=study.chunks, workers=study.runs[0].workers,
@@ -56,7 +62,7 @@ def config(tmp_path_factory):
 
 
 @pytest.mark.slow  # starts a Ray cluster in a child process and compiles a sweep there
-def test_ray_chunks_match_local_run(config, tmp_path):
+def test_ray_chunks_match_local_run_after_an_actor_is_killed(config, tmp_path):
     child = subprocess.run([sys.executable, "-c", DRIVER.format(tiny=TINY), str(config), str(tmp_path)],
                            cwd=REPOSITORY, capture_output=True, text=True, timeout=1200)
     assert child.returncode == 0, child.stderr[-3000:]
@@ -66,8 +72,9 @@ def test_ray_chunks_match_local_run(config, tmp_path):
     local = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=1)
     assert remote["executor"] == "ray" and len(remote["chunks"]) == 4
     workers = {chunk["worker"] for chunk in remote["chunks"]}
-    assert 1 <= len(workers) <= 2  # two actors, one per CPU, reused across chunks
-    # each worker compiled once: on its first chunk only
+    assert len((tmp_path / "deaths").read_text().splitlines()) == 1  # an actor was killed ...
+    assert 1 <= len(workers) <= 3  # ... and replaced: two actors, one per CPU, reused across chunks
+    # each worker compiled once: on its first chunk only (the killed one reported none)
     assert sum(chunk["compile_seconds"] > 0 for chunk in remote["chunks"]) == len(workers)
     assert remote["workers"] == 2 and remote["compile_seconds"] > 0
     # the driver stopped writing the cache once its workers started (XLA's serialisation crashed there)
