@@ -204,3 +204,20 @@ def test_a_workers_payload_unpickles_without_the_config_stack(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], input=pickle.dumps(payload), capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode().strip() == "['model']"
+
+
+def test_an_unreachable_ray_address_is_refused_at_once():
+    """``ray.init`` retries an unreachable cluster without end; the executor checks the
+    address first (a port that was just closed refuses the connection)."""
+    import socket
+
+    from sweep.execute import ExecutorUnavailable, _check_reachable
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ExecutorUnavailable, match=f"cannot reach the Ray cluster at '127.0.0.1:{port}'"):
+        _check_reachable(f"127.0.0.1:{port}", timeout=5)
+    with pytest.raises(ExecutorUnavailable, match="expected host:port"):
+        _check_reachable("nowhere")
+    _check_reachable("auto")  # left to Ray
