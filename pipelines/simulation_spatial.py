@@ -28,7 +28,7 @@ from .build_spatial import SpatialLayout, build_spatial
 from .flexible_outputs import flexible_arrays, flexible_summary
 from .config.spatial import SpatialConfig
 from .errors import ConfigError
-from .simulation import ANGLE_TOLERANCE, POSITION_TOLERANCE, PROJECTION_WARNING
+from .simulation import ANGLE_TOLERANCE, POSITION_TOLERANCE, PROJECTION_WARNING, joint_regimes
 
 
 @dataclass
@@ -160,9 +160,7 @@ def spatial_summary(run: SpatialRun) -> dict:
                       "rejected_steps": int(trajectory.rejected_steps), "status": run.status,
                       "compile_seconds": run.compile_seconds, "run_seconds": run.run_seconds,
                       "rtol": run.settings.rtol, "atol": run.settings.atol, "dtmax": run.settings.dtmax}
-    for k, name in enumerate(run.mechanism.clearance_names):
-        data[f"{name}.max_penetration_over_clearance"] = float(
-            np.max(np.asarray(trajectory.penetration[:, k])) / float(run.mechanism.clearance_joints[k].clearance))
+    data.update(joint_regimes(run.mechanism, trajectory))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.mechanism.beam_chains:
         data.update(flexible_summary(run.mechanism, run.flexible_columns))
