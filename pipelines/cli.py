@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except ClearanceError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_status
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

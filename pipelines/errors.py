@@ -2,7 +2,10 @@
 
 
 class ClearanceError(Exception):
-    """A failure the command line reports as one line, with no traceback."""
+    """A failure the command line reports as one line, with no traceback, and exits with
+    ``exit_status``."""
+
+    exit_status = 2
 
 
 class ConfigError(ClearanceError):
@@ -14,3 +17,10 @@ class ConfigError(ClearanceError):
     def __init__(self, file: str, key: str, message: str):
         self.file, self.key, self.message = str(file), key, message
         super().__init__(f"{self.file}: {key}: {message}" if key else f"{self.file}: {message}")
+
+
+class MisfitError(ClearanceError):
+    """A calibration whose fit does not describe the record within its noise; its outputs
+    are written (marked as a misfit) before this is raised."""
+
+    exit_status = 3
