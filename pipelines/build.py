@@ -16,7 +16,6 @@ import numpy as np
 
 import model
 from model.contact.normal import ContactLaw
-from model.contact.friction import FrictionLaw
 from model.mechanics.mechanism import (
     ClearanceJoint,
     Driver,
@@ -32,6 +31,7 @@ from model.contact.stiffness import effective_modulus
 from model.mechanics.spatial import SpatialMechanism
 
 from .build_flexible import beam_chains, body_layout, point_loads
+from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
 from .config import MechanismConfig
@@ -57,13 +57,9 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
         modulus = effective_modulus(first.youngs_modulus, first.poisson_ratio, second.youngs_modulus, second.poisson_ratio)
     else:
         modulus = 0.0
-    static_coefficient = friction.coefficient if friction.static_coefficient is None else friction.static_coefficient
     (journal_body, journal_point), (bearing_body, bearing_point) = (
         layout.attach(name, point) for name, point in zip(joint.bodies, joint.points)
     )
-    # The law's own defaults for velocities the config leaves out, as array leaves so that
-    # sweeps and fits can still address them.
-    stiction_velocity, dynamic_velocity = friction.velocities
     return ClearanceJoint(
         journal_body=journal_body,
         bearing_body=bearing_body,
@@ -80,13 +76,7 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
             penetration_max=_array(contact.penetration_max),
             impact_velocity_floor=_array(contact.impact_velocity_floor),
         ),
-        friction=FrictionLaw(
-            model=friction.model,
-            coefficient=_array(friction.coefficient),
-            static_coefficient=_array(static_coefficient),
-            stiction_velocity=_array(stiction_velocity),
-            dynamic_velocity=_array(dynamic_velocity),
-        ),
+        friction=build_friction(friction),
         effective_modulus=_array(modulus),
         stiffness_factor=_array(contact.stiffness_factor),
         initial_eccentricity=_array(joint.initial_eccentricity),

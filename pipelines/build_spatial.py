@@ -14,7 +14,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from model.contact.friction import FrictionLaw
 from model.contact.normal import ContactLaw
 from model.contact.stiffness import effective_modulus
 from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair, quaternion_product, rotation_matrix
@@ -28,6 +27,7 @@ from model.mechanics.segmentation import (
     frequency_coefficient, holding_segment, segment_centres, segment_inertia_tensors, segment_masses,
 )
 
+from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .config.spatial import SpatialConfig
 from .errors import ConfigError
@@ -58,13 +58,6 @@ def _contact_law(contact, stiffness) -> ContactLaw:
                       restitution=_array(contact.restitution), damping=_array(contact.damping),
                       penetration_max=_array(contact.penetration_max),
                       impact_velocity_floor=_array(contact.impact_velocity_floor))
-
-
-def _friction_law(friction) -> FrictionLaw:
-    stiction_velocity, dynamic_velocity = friction.velocities  # the law's defaults filled in
-    return FrictionLaw(friction.model, coefficient=_array(friction.coefficient),
-                       static_coefficient=None if friction.static_coefficient is None else _array(friction.static_coefficient),
-                       stiction_velocity=_array(stiction_velocity), dynamic_velocity=_array(dynamic_velocity))
 
 
 @dataclasses.dataclass
@@ -187,7 +180,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 _array(frame(journal) @ axis), _array(frame(bearing) @ axis), _array(frame(bearing) @ u),
                 _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
                 _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
-                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
+                build_friction(joint["friction"]), _array(joint["initial_eccentricity"]),
                 build_lubrication(joint["lubrication"]), _array(joint["contact"].stiffness_factor)))
             clearance_names.append(joint["name"])
         elif joint["type"] == "spherical_clearance":
@@ -197,7 +190,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
             spheres.append(SphericalClearanceJoint(
                 index_i, index_j, _array(point_i), _array(point_j),
                 _array(joint["socket_radius"]), _array(joint["clearance"]), _contact_law(joint["contact"], stiffness),
-                _friction_law(joint["friction"]), _array(joint["initial_eccentricity"]),
+                build_friction(joint["friction"]), _array(joint["initial_eccentricity"]),
                 _array(joint["contact"].stiffness_factor)))
             clearance_names.append(joint["name"])
         else:

@@ -2,7 +2,7 @@
 
 
 class ClearanceError(Exception):
-    """A failure the command line reports as one line, with no traceback, and exit status
+    """A failure the command line reports as one line, with no traceback, and exits with
     ``exit_status``."""
 
     exit_status = 2
@@ -30,3 +30,10 @@ class SweepInterrupted(ClearanceError):
     """A sweep stopped by Ctrl-C (SIGINT) after storing its finished chunks."""
 
     exit_status = 130
+
+
+class MisfitError(ClearanceError):
+    """A calibration whose fit does not describe the record within its noise; its outputs
+    are written (marked as a misfit) before this is raised."""
+
+    exit_status = 3

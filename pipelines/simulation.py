@@ -133,6 +133,27 @@ def timeseries_frame(run: SimulationRun) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+def joint_regimes(mechanism, trajectory) -> dict:
+    """Per clearance joint ``J`` of a planar or spatial run: ``J.regime`` (shares of the
+    output samples in free flight, impact and continuous contact, :func:`model.regimes`),
+    ``J.contact_period_estimate`` (s, :func:`model.contact_periods`) and
+    ``J.max_penetration_over_clearance``."""
+    regime = model.regimes(mechanism, trajectory)
+    periods = model.contact_periods(mechanism)
+    data: dict = {}
+    for k, name in enumerate(mechanism.clearance_names):
+        data[f"{name}.regime"] = {
+            "free_flight": float(regime.free_flight[k]),
+            "impact": float(regime.impact[k]),
+            "continuous_contact": float(regime.continuous_contact[k]),
+        }
+        data[f"{name}.contact_period_estimate"] = float(periods[k])
+        data[f"{name}.max_penetration_over_clearance"] = float(
+            np.max(np.asarray(trajectory.penetration[:, k])) / float(mechanism.clearance_joints[k].clearance)
+        )
+    return data
+
+
 def summary(run: SimulationRun) -> dict:
     """``summary.json``: the contract's metrics plus regimes, ideal-joint figures and
     the solver record."""
@@ -149,18 +170,7 @@ def summary(run: SimulationRun) -> dict:
         "atol": run.settings.atol,
         "dtmax": run.settings.dtmax,
     }
-    regime = model.regimes(mechanism, trajectory)
-    periods = model.contact_periods(mechanism)
-    for k, name in enumerate(mechanism.clearance_names):
-        data[f"{name}.regime"] = {
-            "free_flight": float(regime.free_flight[k]),
-            "impact": float(regime.impact[k]),
-            "continuous_contact": float(regime.continuous_contact[k]),
-        }
-        data[f"{name}.contact_period_estimate"] = float(periods[k])
-        data[f"{name}.max_penetration_over_clearance"] = float(
-            np.max(np.asarray(trajectory.penetration[:, k])) / float(mechanism.clearance_joints[k].clearance)
-        )
+    data.update(joint_regimes(mechanism, trajectory))
     data.update(flexible_summary(mechanism, run.flexible_columns))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.ideal is not None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,13 +19,16 @@ from model.integrate.settings import SolverSettings
 from model.integrate.trajectory import SpatialTrajectory
 from model.geometry.quaternion import rotation_matrix
 from model.mechanics.spatial import SpatialMechanism
-from model.mechanics.spatial.constraints import body_pose, point_position
+from model.mechanics.spatial.constraints import all_constraints, body_pose, point_position
+from model.mechanics.spatial.dynamics import project_positions
 from model.metrics_spatial import spatial_summary_metrics
 
 from .build import solver_settings
 from .build_spatial import SpatialLayout, build_spatial
 from .flexible_outputs import flexible_arrays, flexible_summary
 from .config.spatial import SpatialConfig
+from .errors import ConfigError
+from .simulation import ANGLE_TOLERANCE, POSITION_TOLERANCE, PROJECTION_WARNING, joint_regimes
 
 
 @dataclass
@@ -52,8 +57,48 @@ def _status(trajectory: SpatialTrajectory) -> str:
     return "ok" if np.all(np.isfinite(np.asarray(trajectory.x))) else "non-finite state"
 
 
+def _rotation_angle(first: np.ndarray, second: np.ndarray) -> float:
+    """Angle (rad) of the rotation between two unit quaternions (scalar first)."""
+    cosine = abs(float(np.dot(first, second))) / max(float(np.linalg.norm(first) * np.linalg.norm(second)), 1e-300)
+    return 2.0 * float(np.arccos(min(cosine, 1.0)))
+
+
+@eqx.filter_jit
+def _projection(ideal: SpatialMechanism):
+    """The configured positions projected onto the ideal joints, and the joints' residual there."""
+    projected = project_positions(ideal, ideal.initial_positions)
+    return projected, all_constraints(ideal, projected, jnp.zeros((), projected.dtype))
+
+
+def check_initial_positions(config: SpatialConfig, mechanism: SpatialMechanism) -> None:
+    """Refuse configured poses far from the ideal joints, warn about small corrections: the
+    planar check (:func:`pipelines.simulation.check_initial_positions`, same tolerances) on
+    the spatial poses, the rotation measured by the angle between the quaternions.
+
+    The configured poses describe the assembly with every journal centred; the initial
+    eccentricities are applied afterwards by :func:`model.initial_state`.
+    """
+    given = np.asarray(mechanism.initial_positions)
+    projected, residual = (np.asarray(a) for a in _projection(mechanism.idealised()))
+    if residual.size and not float(np.max(np.abs(residual))) < POSITION_TOLERANCE * 1e-3:
+        raise ConfigError(config.source, "bodies", "the initial positions cannot be projected onto the joints "
+                                                   "(Gauss-Newton did not converge); check the body positions, joint points and axes")
+    for b, name in enumerate(mechanism.body_names):
+        shift = float(np.linalg.norm(projected[7 * b : 7 * b + 3] - given[7 * b : 7 * b + 3]))
+        angle = _rotation_angle(projected[7 * b + 3 : 7 * b + 7], given[7 * b + 3 : 7 * b + 7])
+        body = name.split("[")[0]  # a flexible body's segment B[k] is configured as B
+        if not np.isfinite(shift) or shift > POSITION_TOLERANCE or angle > ANGLE_TOLERANCE:
+            raise ConfigError(config.source, f"bodies.{body}.position",
+                              f"initial position violates the joints by {shift * 1e3:.3g} mm / {np.degrees(angle):.3g} deg; "
+                              "fix the positions (tolerance 1 mm, 0.57 deg)")
+        if shift > PROJECTION_WARNING or angle > PROJECTION_WARNING:
+            warnings.warn(f"{config.source}: bodies.{body}.position: projected onto the joints "
+                          f"(moved {shift * 1e3:.3g} mm, {np.degrees(angle):.3g} deg)", stacklevel=2)
+
+
 def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> SpatialRun:
     mechanism = build_spatial(config)
+    check_initial_positions(config, mechanism)
     settings = solver_settings(config, **changes)
     start = time.perf_counter()
     compiled = jax.jit(model.simulate, static_argnums=1).lower(mechanism, settings).compile()
@@ -115,9 +160,7 @@ def spatial_summary(run: SpatialRun) -> dict:
                       "rejected_steps": int(trajectory.rejected_steps), "status": run.status,
                       "compile_seconds": run.compile_seconds, "run_seconds": run.run_seconds,
                       "rtol": run.settings.rtol, "atol": run.settings.atol, "dtmax": run.settings.dtmax}
-    for k, name in enumerate(run.mechanism.clearance_names):
-        data[f"{name}.max_penetration_over_clearance"] = float(
-            np.max(np.asarray(trajectory.penetration[:, k])) / float(run.mechanism.clearance_joints[k].clearance))
+    data.update(joint_regimes(run.mechanism, trajectory))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.mechanism.beam_chains:
         data.update(flexible_summary(run.mechanism, run.flexible_columns))

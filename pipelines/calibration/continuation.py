@@ -16,8 +16,9 @@ with the trajectory, done here by continuation in the horizon):
    in a rough landscape whose basins are narrower than the starts' distance from the
    truth), ``SCREEN_POINTS_PER_PARAMETER`` points per parameter of a scrambled Sobol set
    over the bounded ranges are evaluated in one batched call and the best of them fitted;
-   that fit is kept when its loss is lower. The per-signal noise levels are then
-   re-estimated from the fit's residuals (the model is the smoother) and the window refitted.
+   that fit is kept when its loss is lower. The noise levels stay those of the record
+   (given, or estimated from it alone): levels re-estimated from a fit's residuals would
+   make any fit, a wrong basin's too, look consistent (``goodness.py`` tests the final fit).
 2. **Predictability**: at the fit, forward sensitivities ``J(t) = dr(t)/du`` over the whole
    record and the Gauss–Newton covariance ``C`` of the window give the spread that the
    remaining parameter uncertainty puts on every later sample, ``sigma(t)^2 = J(t) C
@@ -152,16 +153,6 @@ def _masks(problem: CalibrationProblem) -> list[np.ndarray]:
     return [np.asarray(model.loss.mask) for model in problem.records]
 
 
-def _rescale_noise(problem: CalibrationProblem, stage_problem: CalibrationProblem, residual: np.ndarray):
-    """Each record's noise levels scaled by the RMS of its fitted residuals (noise units)."""
-    ratios, models = [], []
-    for model, part, mask in zip(problem.records, problem.split(residual), _masks(stage_problem)):
-        ratio = np.sqrt(np.sum(part**2 * mask, axis=0) / np.maximum(np.sum(mask, axis=0), 1.0))
-        ratios.append(np.round(ratio, 3).tolist())
-        models.append(eqx.tree_at(lambda m: m.loss.scale, model, model.loss.scale * np.where(ratio > 0, ratio, 1.0)))
-    return problem.with_records(models), ratios
-
-
 def _predictable(problem, records: Records, residual, jacobian, covariance, length) -> float:
     """Elapsed time where the first record's predicted spread passes PREDICTABLE_SPREAD."""
     until = records.span
@@ -214,12 +205,8 @@ def continuation(problem: CalibrationProblem, times, valid, starts: np.ndarray,
     if not result.losses[result.best] <= SCREEN_ABOVE:
         result, screen = _screened(problem, records, length, result, options, progress, log, show)
     initial_signals = [np.asarray(prediction.signals[0]) for prediction in result.first.predictions]
-    # noise levels from the first fit's residuals, then the first window again from its optimum
-    problem, ratios = _rescale_noise(problem, stage_problem, np.asarray(result.last.residuals[result.best]))
+    # the noise levels stay those of the record: a fit's residuals would call any fit consistent
     full = records.windowed(problem, records.span)
-    log(f"{show(length)}: noise levels re-estimated from the fit (x {ratios if len(ratios) > 1 else ratios[0]})")
-    best = result.final_points[result.best]
-    result, stage_problem = _stage(problem, records, length, np.repeat(best[None], starts.shape[0], axis=0), options, progress)
 
     stages: list[Stage] = []
     lengths: list[float] = []

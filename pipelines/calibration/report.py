@@ -41,9 +41,11 @@ def plot_signals(
     windows: Sequence[tuple[float, float]],
     filtered: bool,
     target: Path,
+    misfit: bool = False,
 ) -> None:
     """Per signal: the record (raw, and low-passed when a filter is set), the simulation at
-    the initial values and at the fit; the loss windows shaded."""
+    the initial values and at the fit; the loss windows shaded. A ``misfit`` (the fit's
+    residuals inconsistent with the record's noise) is said in the title."""
     figure, axes = plt.subplots(len(names), 1, figsize=(9, 2.8 * len(names)), sharex=True, squeeze=False)
     milliseconds = 1e3 * np.asarray(times)
     for k, (axis, name, unit) in enumerate(zip(axes[:, 0], names, units)):
@@ -57,7 +59,10 @@ def plot_signals(
         axis.set_ylabel(f"{name} [{unit}]")
         axis.grid(True, alpha=0.3)
     axes[0, 0].legend(fontsize=8, loc="best")
-    axes[0, 0].set_title("Measured and simulated signals (shaded: loss windows)")
+    title = "Measured and simulated signals (shaded: loss windows)"
+    if misfit:
+        title = "MISFIT: the fit does not describe the record within its noise\n" + title
+    axes[0, 0].set_title(title, color="tab:red" if misfit else "black")
     axes[-1, 0].set_xlabel("record time [ms]")
     save_figure(target, figure)
 

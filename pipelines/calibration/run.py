@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import ConfigError
 from .continuation import ContinuationResult, continuation, first_window
 from .fit import FitResult, OptimizerOptions, fit
+from .goodness import Goodness, goodness_of_fit
 from .offset import estimate_offset, fit_bounds
 from .parameters import FitParameter, ParameterTransform
 from .problem import CalibrationProblem, residual_jacobian, simulated_signals
@@ -34,6 +35,7 @@ class Outcome:
     physical: Callable[[np.ndarray], np.ndarray]  # unconstrained -> SI
     offsets: dict[str, dict]  # per automatically estimated time offset: its path -> estimate and fit bounds
     fit_optimum: np.ndarray  # SI: where the fit ended, before the solver correction
+    goodness: Goodness | None  # the fit's residuals against the record's noise (time-domain loss; else None)
 
 
 def resolve_strategy(calibration: Calibration, options: OptimizerOptions) -> str:
@@ -122,4 +124,13 @@ def calibrate(calibration: Calibration, options: OptimizerOptions, progress: boo
     )
     for path, entry in offsets.items():
         entry["fitted"] = float(values[calibration.paths.index(path)])
-    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets, fit_optimum)
+    goodness = fit_goodness(problem, residual, len(calibration.paths), calibration.independent_fraction) if time_domain else None
+    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets, fit_optimum, goodness)
+
+
+def fit_goodness(problem: CalibrationProblem, residual: np.ndarray, parameters: int, independent_fraction: float) -> Goodness:
+    """The goodness-of-fit tests (``goodness.py``) on the residuals of the problem's windows,
+    the signals' weights taken out so that every residual is in noise units."""
+    parts = [part / np.asarray(model.loss.root_weight)[None, :] for part, model in zip(problem.split(residual), problem.records)]
+    return goodness_of_fit(parts, [np.asarray(model.loss.mask) for model in problem.records],
+                           [model.signal_names for model in problem.records], parameters, independent_fraction)

@@ -2,7 +2,10 @@
 
 Writes ``calibration.json`` (contract: ``parameters``, ``initial``, ``loss``, ``history``,
 ``converged``; plus uncertainty, correlation, per-start results, warnings, timings) and the
-plots ``loss_history.png``, ``signals.png`` and ``correlation.png``. See docs/calibration.md.
+plots ``loss_history.png``, ``signals.png`` and ``correlation.png``. A fit whose residuals
+are inconsistent with the record's noise (``calibration/goodness.py``) is written as usual,
+marked ``"misfit": true``, and ends with one ``error:`` line and exit status 3. See
+docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from ..calibration import load_calibration, report
     from ..calibration.run import calibrate
     from ..calibration.signals import signal_units
-    from ..errors import ConfigError
+    from ..errors import ConfigError, MisfitError
 
     calibration = load_calibration(args.config, args.overrides)
     changes = {key: value for key, value in (("name", args.optimizer), ("steps", args.steps), ("starts", args.starts),
@@ -98,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         "evaluations": result.evaluations,
         "first_evaluation_seconds": result.first_call_seconds,
         "fit_seconds": result.fit_seconds,
+        "misfit": None if outcome.goodness is None else outcome.goodness.misfit,
+        "goodness_of_fit": None if outcome.goodness is None else outcome.goodness.as_dict(),
     }
     records = [_record_summary(calibration, setup, model, prediction, best, time_domain)
                for setup, model, prediction in zip(calibration.records, problem.records, result.last.predictions)]
@@ -116,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
             setup.record.times, model.signal_names, [units[n] for n in model.signal_names], setup.record.values, setup.measured,
             initial_signals, result.last.predictions[index].signals[best], record_windows, model.lowpass is not None,
             out / ("signals.png" if setup.name is None else f"signals_{setup.name}.png"),
+            misfit=outcome.goodness is not None and outcome.goodness.misfit,
         )
     report.plot_correlation(paths, uncertainty.correlation, out / "correlation.png")
 
@@ -125,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
           f"{result.evaluations} evaluations in {result.fit_seconds:.1f} s; wrote {out}/calibration.json")
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if outcome.goodness is not None:
+        print(f"goodness of fit: {outcome.goodness.describe()}")
+        if outcome.goodness.misfit:
+            raise MisfitError(
+                f"{args.config}: misfit: the fitted model does not describe the record within its noise "
+                f"({outcome.goodness.describe()}); the values and intervals in {out}/calibration.json are not "
+                "to be trusted. Try initial values or bounds nearer the truth, more starts (optimizer.starts), "
+                "or check the model, the signals and data.noise; compare them in signals.png")
     return 0
 
 

@@ -57,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
 
     prefer_single_threaded_cpu()  # before the first JAX computation of this process
     from ..sweeping.figure_processes import FigureProcesses
-    from ..sweeping.study import check_plot_metrics, load_sweep, metric_units, run_sweep, write_failure, write_sweep
+    from ..sweeping.study import (
+        check_plot_metrics, check_some_point_ran, load_sweep, metric_units, run_sweep, write_failure, write_sweep,
+    )
 
     design, base = load_sweep(args.config, args.overrides, args.derivatives)
     check_plot_metrics(args.plot_metrics, metric_units(base))
@@ -83,4 +85,5 @@ def run(args: argparse.Namespace) -> int:
         f"results: {out_dir / 'results.parquet'}\n"
         f"plots:   {', '.join(str(path) for path in written if path.suffix == '.png')}"
     )
+    check_some_point_ran(summary, args.config, out_dir)
     return 0

@@ -24,7 +24,9 @@ BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial
 def si_value_in_base(
     base: "MechanismConfig", path: str, value: Any, file: str, key: str, require_number: bool = False
 ) -> Any:
-    """The SI value ``path`` takes in ``base`` when set to ``value`` (integers as floats).
+    """The SI value ``path`` takes in ``base`` when set to ``value`` (integers as floats,
+    except at a path whose value is an integer count in the base, such as ``slices`` or
+    ``segments``: a discrete choice that must stay an integer).
 
     A value the mechanism refuses is a :class:`ConfigError` naming ``file: key`` (the
     pipeline's key, not the mechanism's); ``require_number`` also refuses a named choice.
@@ -34,11 +36,20 @@ def si_value_in_base(
     except ConfigError as error:
         where = "" if error.key == path else f"{error.key}: "
         raise ConfigError(file, key, f"{path} = {value!r} is refused: {where}{error.message}") from None
-    if isinstance(converted, int) and not isinstance(converted, bool):
+    if isinstance(converted, int) and not isinstance(converted, bool) and not _integer_count(base, path):
         converted = float(converted)
     if require_number and not isinstance(converted, float):
         raise ConfigError(file, key, f"{path} is not a number in the base (got {converted!r})")
     return converted
+
+
+def _integer_count(base: "MechanismConfig", path: str) -> bool:
+    """True when the base holds an integer (not a boolean) at ``path``."""
+    try:
+        current = base.si_value(path)
+    except ConfigError:
+        return False
+    return isinstance(current, int) and not isinstance(current, bool)
 
 
 def load_toml(path: str | Path) -> dict:

@@ -3,7 +3,8 @@
 Bodies: ``mass``, ``inertia`` (three principal moments about the body axes, or a 3x3
 tensor), ``position`` (3-vector), optional ``rotation = {axis, angle}``. Joints: ``revolute``,
 ``spherical``, ``cylindrical``, ``prismatic``, ``fixed`` with ``bodies``, ``points`` (body
-frames) and ``axis`` (unit, ground frame); ``cylindrical_clearance`` (``length``, ``slices``,
+frames) and ``axis`` (unit, ground frame: an axis within ``AXIS_TOLERANCE`` of norm 1,
+as rounded input gives, is normalised; a zero or clearly non-unit one is refused); ``cylindrical_clearance`` (``length``, ``slices``,
 ``axial = fixed | free``, ``bearing_radius``, ``clearance``, ``materials``,
 ``initial_eccentricity``, ``[contact]`` with ``stiffness = "palmgren"`` allowed, ``[friction]``,
 optional ``[lubrication]`` as in the planar format, ``length`` defaulting to the contact length)
@@ -13,6 +14,12 @@ and ``spherical_clearance`` (``socket_radius``, ``clearance``, ``materials``,
 ``[[tracked_points]]`` (optional): ``name``, ``body``, ``point`` (body frame); ``simulate``
 writes their ground-frame positions ``P.x P.y P.z`` and plots their paths against the ideal
 twin (``pipelines/spatial_plots.py``).
+
+As in the planar format, an unknown key in a joint, load, driver, tracked point or rotation
+table is refused (a misspelt ``slice`` would otherwise leave ``slices`` at its default), and
+so are a non-positive principal moment of inertia (or a tensor that is not symmetric positive
+definite), an initial eccentricity outside the clearance, and a spherical clearance not
+smaller than the socket radius.
 
 Contact length rule: ``0 < length <= 2 m``, and no longer than a flexible body it sits on.
 Rigid bodies carry no geometric extent in this format (mass, inertia and points only), so
@@ -26,6 +33,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from ..errors import ConfigError
@@ -41,6 +49,19 @@ SPATIAL_JOINT_TYPES = ("revolute", "spherical", "cylindrical", "prismatic", "fix
                        "cylindrical_clearance", "spherical_clearance")
 PLANAR_ONLY_TYPES = ("revolute_clearance",)
 MAX_CONTACT_LENGTH = 2.0  # m
+AXIS_TOLERANCE = 1e-3  # |norm - 1| of an axis that is normalised rather than refused
+AXIS_ZERO = 1e-9  # norm below which an axis has no direction
+JOINT_KEYS = ("name", "type", "bodies", "points", "axis")
+CLEARANCE_KEYS = JOINT_KEYS + ("contact", "friction", "clearance", "materials", "initial_eccentricity")
+JOINT_KEYS_BY_TYPE = {
+    **{kind: JOINT_KEYS for kind in ("revolute", "spherical", "cylindrical", "prismatic", "fixed")},
+    "cylindrical_clearance": CLEARANCE_KEYS + ("bearing_radius", "length", "slices", "axial", "lubrication"),
+    "spherical_clearance": CLEARANCE_KEYS + ("socket_radius",),
+}
+LOAD_KEYS = ("name", "body", "type", "point", "value", "enabled")
+DRIVER_KEYS = ("name", "joint", "type", "speed", "torque")
+TRACKED_POINT_KEYS = ("name", "body", "point")
+ROTATION_KEYS = ("axis", "angle")
 
 
 class Entry(dict):
@@ -180,11 +201,20 @@ class _Reader:
         return tuple(to_si(v, dimension, self.source, f"{key}[{i}]") for i, v in enumerate(value))
 
     def axis(self, value, key: str) -> tuple:
+        """A unit vector: one within ``AXIS_TOLERANCE`` of norm 1 (rounded input) is normalised."""
         axis = self.vector(value, "dimensionless", key)
         norm = math.sqrt(sum(a * a for a in axis))
-        if not abs(norm - 1.0) < 1e-6:
-            self.fail(key, f"must be a unit vector, got norm {norm:g}")
-        return axis
+        if not norm > AXIS_ZERO:
+            self.fail(key, f"must be a direction, got the zero vector {list(axis)!r}")
+        if not abs(norm - 1.0) < AXIS_TOLERANCE:
+            self.fail(key, f"must be a unit vector (norm within {AXIS_TOLERANCE:g} of 1), got norm {norm:g}")
+        return tuple(a / norm for a in axis)
+
+    def keys(self, raw: dict, allowed: tuple[str, ...], key: str, what: str) -> None:
+        """Refuse the first key of ``raw`` not in ``allowed`` (a misspelt key would be ignored)."""
+        for unknown in raw:
+            if unknown not in allowed:
+                self.fail(f"{key}.{unknown}", f"unknown key; {what} has {', '.join(allowed)}")
 
     def section(self, cls, raw, key: str):
         try:
@@ -203,16 +233,14 @@ def _body(reader: _Reader, raw: dict, index: int) -> dict:
     key = f"bodies.{name}"
     for unknown in set(raw) - set(BODY_KEYS):
         reader.fail(f"{key}.{unknown}", f"unknown key; a body has {', '.join(BODY_KEYS)}")
-    inertia = raw.get("inertia")
-    if isinstance(inertia, list) and len(inertia) == 3 and all(isinstance(row, list) for row in inertia):
-        tensor = [reader.vector(row, "inertia", f"{key}.inertia[{i}]") for i, row in enumerate(inertia)]
-    else:
-        principal = reader.vector(inertia, "inertia", f"{key}.inertia")
-        tensor = [[principal[i] if i == j else 0.0 for j in range(3)] for i in range(3)]
+    tensor = _inertia(reader, raw.get("inertia"), f"{key}.inertia")
     rotation = raw.get("rotation")
     if rotation is None:
         axis, angle = (0.0, 0.0, 1.0), 0.0
     else:
+        if not isinstance(rotation, dict):
+            reader.fail(f"{key}.rotation", f"expected a table {{axis, angle}}, got {rotation!r}")
+        reader.keys(rotation, ROTATION_KEYS, f"{key}.rotation", "a rotation")
         axis = reader.axis(rotation.get("axis"), f"{key}.rotation.axis")
         angle = to_si(rotation.get("angle", 0.0), "angle", reader.source, f"{key}.rotation.angle")
     mass = to_si(raw.get("mass"), "mass", reader.source, f"{key}.mass")
@@ -221,6 +249,25 @@ def _body(reader: _Reader, raw: dict, index: int) -> dict:
     flexible = reader.section(Flexible, raw["flexible"], f"{key}.flexible") if "flexible" in raw else None
     return Entry(name=name, mass=mass, inertia=tensor, position=reader.vector(raw.get("position"), "length", f"{key}.position"),
                 axis=axis, angle=angle, flexible=flexible)
+
+
+def _inertia(reader: _Reader, inertia, key: str) -> list[list[float]]:
+    """The inertia tensor about the centre of mass in body axes (kg m^2): three principal
+    moments, each > 0, or a symmetric positive definite 3x3 tensor."""
+    if isinstance(inertia, list) and len(inertia) == 3 and all(isinstance(row, list) for row in inertia):
+        tensor = [list(reader.vector(row, "inertia", f"{key}[{i}]")) for i, row in enumerate(inertia)]
+        if any(abs(tensor[i][j] - tensor[j][i]) > 1e-9 * max(abs(tensor[i][j]), abs(tensor[j][i]), 1e-300)
+               for i in range(3) for j in range(i)):
+            reader.fail(key, "must be a symmetric tensor")
+        lowest = float(np.linalg.eigvalsh(np.asarray(tensor))[0])
+        if not lowest > 0.0:
+            reader.fail(key, f"must be positive definite, got a principal moment of {lowest:g} kg*m^2")
+        return tensor
+    principal = reader.vector(inertia, "inertia", key)
+    for i, moment in enumerate(principal):
+        if not moment > 0.0:
+            reader.fail(f"{key}[{i}]", f"must be > 0, got {moment:g} kg*m^2")
+    return [[principal[i] if i == j else 0.0 for j in range(3)] for i in range(3)]
 
 
 def _check_flexible_bodies(reader: _Reader, bodies: list, joints: list, loads: list, tracked: list, materials: dict) -> None:
@@ -260,6 +307,7 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         reader.fail(f"{key}.type", f"{kind!r} is a planar joint; a dimension = 3 file uses cylindrical_clearance or spherical_clearance")
     if kind not in SPATIAL_JOINT_TYPES:
         reader.fail(f"{key}.type", f"unknown spatial joint type {kind!r}; choose from {', '.join(SPATIAL_JOINT_TYPES)}")
+    reader.keys(raw, JOINT_KEYS_BY_TYPE[kind], key, f"a {kind} joint")
     pair = raw.get("bodies")
     if not isinstance(pair, list) or len(pair) != 2:
         reader.fail(f"{key}.bodies", "expected two body names")
@@ -302,12 +350,24 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
             reader.fail(f"{key}.axial", f"must be 'fixed' or 'free', got {joint['axial']!r}")
         joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 2), "length",
                                                       f"{key}.initial_eccentricity", size=2)
+        _check_eccentricity(reader, joint, key)
         joint["lubrication"] = _lubrication(reader, raw.get("lubrication"), joint["length"], f"{key}.lubrication")
     if kind == "spherical_clearance":
         joint["socket_radius"] = to_si(raw.get("socket_radius"), "length", reader.source, f"{key}.socket_radius")
+        if not joint["clearance"] < joint["socket_radius"]:
+            reader.fail(f"{key}.clearance", f"must be smaller than socket_radius ({joint['socket_radius']:g} m) so the "
+                                            f"ball radius is positive, got {joint['clearance']:g} m")
         joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 3), "length",
                                                       f"{key}.initial_eccentricity")
+        _check_eccentricity(reader, joint, key)
     return joint
+
+
+def _check_eccentricity(reader: _Reader, joint: dict, key: str) -> None:
+    """The initial eccentricity lies within the clearance, as the planar format requires."""
+    eccentricity = math.sqrt(sum(e * e for e in joint["initial_eccentricity"]))
+    if eccentricity > joint["clearance"] * (1.0 + 1e-12):
+        reader.fail(f"{key}.initial_eccentricity", f"|e0| = {eccentricity:g} m exceeds the clearance {joint['clearance']:g} m")
 
 
 def _lubrication(reader: _Reader, raw, contact_length: float, key: str):
@@ -322,6 +382,7 @@ def _lubrication(reader: _Reader, raw, contact_length: float, key: str):
 def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
     name = raw.get("name") or reader.fail(f"loads.{index}.name", "missing")
     key = f"loads.{name}"
+    reader.keys(raw, LOAD_KEYS, key, "a load")
     if raw.get("body") not in bodies:
         reader.fail(f"{key}.body", f"no body named {raw.get('body')!r}")
     kind = raw.get("type")
@@ -338,6 +399,7 @@ def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
 def _tracked_point(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
     name = raw.get("name") or reader.fail(f"tracked_points.{index}.name", "missing")
     key = f"tracked_points.{name}"
+    reader.keys(raw, TRACKED_POINT_KEYS, key, "a tracked point")
     if raw.get("body") not in bodies:
         reader.fail(f"{key}.body", f"no body named {raw.get('body')!r}")
     return dict(name=name, body=raw["body"], point=reader.vector(raw.get("point"), "length", f"{key}.point"))
@@ -346,6 +408,7 @@ def _tracked_point(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
 def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
     name = raw.get("name") or reader.fail(f"drivers.{index}.name", "missing")
     key = f"drivers.{name}"
+    reader.keys(raw, DRIVER_KEYS, key, "a driver")
     if joints.get(raw.get("joint")) != "revolute":
         reader.fail(f"{key}.joint", f"must name a revolute joint, got {raw.get('joint')!r}")
     kind = raw.get("type")

@@ -32,7 +32,7 @@ from sweep.run import CPU_CHUNK, NOT_RUN, STEP_SLOTS, default_batch_size, defaul
 from sweep.store import ChunkStore, MemoryStore, StoreMismatch, fingerprint, git_revision, package_versions
 
 from ..config import MechanismConfig, load_pipeline_mechanism
-from ..errors import ConfigError, SweepFailed, SweepInterrupted
+from ..errors import ClearanceError, ConfigError, SweepFailed, SweepInterrupted
 from ..io import atomic_path, write_json, write_parquet
 from .design import SweepDesign, parse_design
 from .figure_processes import FigureProcesses
@@ -365,3 +365,13 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
         figure_processes.render(jobs)
     written += [path for path, _, _ in jobs]
     return written
+
+
+def check_some_point_ran(summary: dict, source, out_dir) -> None:
+    """A sweep whose every point failed is an error (after its results are written): one
+    line with the count of each failure status. A sweep with some points ok is not: a
+    failed point is a row with its status."""
+    if summary["points"] and not summary["ok"]:
+        reasons = "; ".join(f"{count} x {status}" for status, count in summary["statuses"].items())
+        raise ClearanceError(f"{source}: every point of the sweep failed ({reasons}); "
+                             f"{out_dir}/results.parquet lists each point's status")

@@ -18,6 +18,7 @@ CASES = [
     ("joints.pin.contact.restitution", 0.6, 0.6),
     ("joints.pin.contact.stiffness_factor", 0.1, 0.1),
     ("joints.pin.bearing_radius", "12 mm", 0.012),
+    ("joints.pin.friction.static_coefficient", 0.15, 0.15),  # left out of the file: mu_s = mu
     ("bodies.slider.mass", "0.2 kg", 0.2),
     ("drivers.motor.speed", "3000 rpm", 3000 * 2 * np.pi / 60),
 ]

@@ -11,6 +11,7 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 LINK = CONFIGS / "double_link_clearance.toml"
 LOADS = CONFIGS / "cylindrical_joint_loads.toml"
 PLANAR = CONFIGS / "flores_slider_crank.toml"
+CRANK_3D = CONFIGS / "flores_slider_crank_3d.toml"
 
 
 @pytest.mark.parametrize(
@@ -29,6 +30,9 @@ PLANAR = CONFIGS / "flores_slider_crank.toml"
         (LINK, 'gravity=["0 m/s^2", "-9.81 m/s^2"]', "gravity"),  # a 2-vector for a 3-vector
         (LINK, 'tracked_points.tip.point=["125 mm", "0 mm"]', "tracked_points.tip.point"),
         (LOADS, 'loads.centre_torque.value=["10 N*m", "0 N*m"]', "loads.centre_torque.value"),
+        # a mis-assembled file (the slider 30 mm off its pin), refused alike in both formats
+        (CRANK_3D, 'bodies.slider.position=["200 mm", "0 mm", "0 mm"]', "bodies.slider.position"),
+        (PLANAR, 'bodies.slider.position=["200 mm", "0 mm"]', "bodies.slider.position"),
     ],
 )
 def test_bad_spatial_input_is_one_line_exit_2_and_nothing_written(path, override, key, tmp_path, capsys):

@@ -96,3 +96,7 @@ def test_recovers_known_parameters(spec, tmp_path):
         assert result["parameters"][path] == pytest.approx(truth, rel=TOLERANCE[path]), path
     # residuals scaled by the noise level estimated from the record: mean(r^2) near 1 at the fit
     assert result["loss"] < 2.0 and result["history"][0] > 10.0
+    # and consistent with that noise: neither goodness-of-fit test calls the right model a misfit
+    goodness = result["goodness_of_fit"]
+    assert result["misfit"] is False and not goodness["chi2"]["rejects"] and not goodness["runs"]["rejects"]
+    assert goodness["chi2"]["reduced"] < 2.0 and abs(goodness["runs"]["z"]) < 3.3

@@ -324,3 +324,21 @@ def test_pipeline_override_may_add_a_section_the_file_lacks(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_with_base(tmp_path / "calibrate_example.toml", ["joints.pinn.clearance=1 mm"])
     assert caught.value.file == "--set"
+
+
+def test_set_reaches_fit_and_sweep_entries_by_their_path(tmp_path):
+    """``[[fit]]`` and ``[[sweep.parameters]]`` entries have no name: ``--set`` addresses them
+    by the dotted path they name (or by position), as mechanism entries by name."""
+    copy_configs(tmp_path)
+    pipeline, _ = load_with_base(tmp_path / "sweep_example.toml", [
+        'sweep.parameters.joints.pin.clearance.values=["0.2 mm", "0.3 mm"]',
+        "sweep.parameters.joints.pin.contact.restitution.num=2"])
+    entries = {entry["path"]: entry for entry in pipeline["sweep"]["parameters"]}
+    assert entries["joints.pin.clearance"]["values"] == ["0.2 mm", "0.3 mm"]
+    assert entries["joints.pin.contact.restitution"]["num"] == 2
+    pipeline, base = load_with_base(tmp_path / "calibrate_example.toml", [
+        "fit.joints.pin.contact.restitution.initial=0.7", "fit.1.scale=linear", "joints.pin.contact.restitution=0.5"])
+    assert [entry.get("initial") for entry in pipeline["fit"]][0] == 0.7 and pipeline["fit"][1]["scale"] == "linear"
+    assert base["joints"][2]["contact"]["restitution"] == 0.5  # a mechanism path still goes to the base
+    with pytest.raises(ConfigError, match="joints.pin.contact.restitution, joints.pin.contact.stiffness"):
+        load_with_base(tmp_path / "calibrate_example.toml", ["fit.joints.pin.clearance.initial=1"])

@@ -126,3 +126,70 @@ def test_lubrication_on_another_spatial_joint_is_one_error_line(tmp_path):
     with pytest.raises(ConfigError) as error:
         load_mechanism(_with_lubrication(tmp_path, 'coefficient = 0.0\n'), ['joints.pin.lubrication.model="thin"'])
     assert error.value.key.startswith("joints.pin.lubrication.model")
+
+
+PLANAR = CONFIGS / "flores_slider_crank.toml"
+BALL = """name = "ball"
+dimension = 3
+[materials.steel]
+youngs_modulus = "207 GPa"
+poisson_ratio = 0.3
+[[bodies]]
+name = "ball"
+mass = "2 kg"
+inertia = ["1e-4 kg*m^2", "1e-4 kg*m^2", "1e-4 kg*m^2"]
+position = ["0 m", "0 m", "0 m"]
+[[joints]]
+name = "socket"
+type = "spherical_clearance"
+bodies = ["ball", "ground"]
+socket_radius = "10 mm"
+clearance = "0.1 mm"
+materials = ["steel", "steel"]
+[joints.contact]
+model = "hertz"
+stiffness = "hertz"
+"""
+
+
+@pytest.fixture(scope="module")
+def ball_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ball") / "ball.toml"
+    path.write_text(BALL)
+    return path
+
+
+# The same mistakes in both formats, refused with the file and the key: a misspelt joint key
+# (silently ignored it would keep the default), a non-positive inertia, an initial
+# eccentricity outside the clearance, a clearance that leaves no journal (ball).
+@pytest.mark.parametrize(
+    ("file", "override", "key"),
+    [
+        ("planar", "joints.pin.slice=20", "joints.pin.slice"),
+        ("crank", "joints.pin.slice=20", "joints.pin.slice"),
+        ("ball", 'joints.socket.radius="10 mm"', "joints.socket.radius"),
+        ("crank", 'joints.main.stiffness="1 N/m"', "joints.main.stiffness"),
+        ("loads", 'loads.end_force.magnitude="1 N"', "loads.end_force.magnitude"),
+        ("planar", 'bodies.crank.inertia="0 kg*m^2"', "bodies.crank.inertia"),
+        ("crank", 'bodies.crank.inertia=["1e-4 kg*m^2", "0 kg*m^2", "1e-4 kg*m^2"]', "bodies.crank.inertia[1]"),
+        ("crank", 'bodies.crank.inertia=[["1 kg*m^2", "2 kg*m^2", "0 kg*m^2"], ["2 kg*m^2", "1 kg*m^2", "0 kg*m^2"], '
+                  '["0 kg*m^2", "0 kg*m^2", "1 kg*m^2"]]', "bodies.crank.inertia"),
+        ("planar", 'joints.pin.initial_eccentricity=["0.6 mm", "0 mm"]', "joints.pin.initial_eccentricity"),
+        ("loads", 'joints.bush.initial_eccentricity=["0 mm", "-1.2 mm"]', "joints.bush.initial_eccentricity"),
+        ("ball", 'joints.socket.initial_eccentricity=["0.1 mm", "0.1 mm", "0 mm"]', "joints.socket.initial_eccentricity"),
+        ("planar", 'joints.pin.clearance="10 mm"', "joints.pin.clearance"),
+        ("ball", 'joints.socket.clearance="10 mm"', "joints.socket.clearance"),
+        ("crank", "joints.main.axis=[0.0, 0.0, 1e-12]", "joints.main.axis"),
+    ],
+)
+def test_bad_input_is_refused_alike_in_both_formats(file, override, key, ball_file):
+    path = {"planar": PLANAR, "crank": CRANK, "loads": LOADS, "ball": ball_file}[file]
+    with pytest.raises(ConfigError) as error:
+        load_mechanism(path, [override])
+    assert (error.value.file, error.value.key) == (str(path), key)
+
+
+def test_an_axis_rounded_in_its_last_digits_is_normalised():
+    config = load_mechanism(CRANK, ["joints.main.axis=[0.0, 0.0, 0.99998]"])
+    axis = next(joint for joint in config.joints if joint["name"] == "main")["axis"]
+    assert axis == (0.0, 0.0, 1.0)

@@ -122,3 +122,32 @@ def test_automatic_solver_keeps_stiffness_points_together(tmp_path):
     assert set(group.values[group.runnable, 0]) == {1.0, 1e4, 1e-2}
     assert sorted(group.points.tolist()) == list(range(12))
     assert sum(problem is not None for problem in group.problems) == 3  # 12 mm clearance in a 10 mm bearing
+
+
+@pytest.mark.parametrize(
+    ("base", "path", "values", "count"),
+    [
+        ("flores_slider_crank_3d.toml", "joints.pin.slices", "[3, 7]", lambda m: m.cylindrical_joints[0].slices),
+        ("flores_flexible.toml", "bodies.conrod.flexible.segments", "[2, 4]", lambda m: len(m.beam_chains[0].segments) - 1),
+    ],
+)
+def test_integer_counts_sweep_as_discrete_choices(tmp_path, base, path, values, count):
+    """Slices and segments are integer choices: one group per value, built with that many,
+    every point runnable (read as floats they were refused at every point)."""
+    config = write_sweep(tmp_path, 'design = "grid"', f'path = "{path}"\nvalues = {values}', base=CONFIGS / base)
+    design, mechanism_config = load_sweep(config)
+    groups = plan_groups(design, mechanism_config)
+    expected = [int(v) for v in values.strip("[]").split(",")]
+    assert [group.choices[path] for group in groups] == expected
+    for group, number in zip(groups, expected):
+        assert type(group.choices[path]) is int and group.runnable.size == len(group.points) == 1
+        assert count(group.mechanism) == number  # slices, or beam elements between segments + 1 rigid parts
+
+
+def test_a_sweep_whose_every_point_failed_is_an_error(tmp_path):
+    from pipelines.errors import ClearanceError
+    from pipelines.sweeping.study import check_some_point_ran
+
+    check_some_point_ran({"points": 2, "ok": 1, "statuses": {"ok": 1, "max_steps_reached": 1}}, "s.toml", tmp_path)
+    with pytest.raises(ClearanceError, match=r"every point .* failed \(2 x max_steps_reached\)"):
+        check_some_point_ran({"points": 2, "ok": 0, "statuses": {"max_steps_reached": 2}}, "s.toml", tmp_path)

@@ -28,7 +28,7 @@ def runs():
     spatial = build_spatial(spatial_config)
     spatial_run = jax.jit(simulate, static_argnums=1)(spatial, solver_settings(spatial_config))
     return (model.summary_metrics(planar, planar_run), spatial_summary_metrics(spatial, spatial_run), spatial_run,
-            (planar, planar_run, spatial))
+            (planar, planar_run, spatial, spatial_config))
 
 
 @pytest.mark.slow
@@ -57,7 +57,7 @@ def test_body_motion_and_design_metrics_match_planar(runs):
     ``body_accelerations``) and the tolerance-design metrics built on them agree between the
     two engines, read from their different state layouts (planar x, y, theta per body;
     spatial position and quaternion)."""
-    _, _, spatial_run, (planar, planar_run, spatial) = runs
+    _, _, spatial_run, (planar, planar_run, spatial, _) = runs
     assert planar_run.t.shape == spatial_run.t.shape
     np.testing.assert_allclose(spatial_run.body_positions[..., :2], planar_run.body_positions, rtol=1e-6, atol=1e-8)
     assert np.max(np.abs(np.asarray(spatial_run.body_positions[..., 2]))) < 1e-12
@@ -70,3 +70,21 @@ def test_body_motion_and_design_metrics_match_planar(runs):
     for name in planar_metrics:
         np.testing.assert_allclose(float(spatial_metrics[name]), float(planar_metrics[name]), rtol=2e-2, atol=1e-9, err_msg=name)
     assert all(float(spatial_metrics[f"{b}.max_abs_az"]) < 1e-6 for b in spatial.body_names)
+
+
+@pytest.mark.slow
+def test_summary_regimes_and_contact_period_match_planar(runs):
+    """``summary.json`` of the spatial run carries the planar one's regime shares and contact
+    period estimate, and over this first impact they agree with the planar run's."""
+    from pipelines.simulation import joint_regimes
+    from pipelines.simulation_spatial import SpatialRun, spatial_summary
+
+    _, _, spatial_run, (planar, planar_run, spatial, config) = runs
+    run = SpatialRun(config, spatial, solver_settings(config), spatial_run, None, None, 0.0, 0.0, "ok")
+    summary = spatial_summary(run)
+    expected = joint_regimes(planar, planar_run)
+    assert summary["pin.contact_period_estimate"] == pytest.approx(expected["pin.contact_period_estimate"], rel=1e-4)
+    shares = summary["pin.regime"]
+    assert sum(shares.values()) == pytest.approx(1.0) and shares["impact"] > 0.0
+    for regime, share in expected["pin.regime"].items():
+        assert shares[regime] == pytest.approx(share, abs=0.01), regime
