@@ -59,10 +59,11 @@ def tangent_field(field: Callable) -> Callable:
     return augmented
 
 
-def _solve(term, solver, controller, t0, t1, state, args, max_steps):
+def _solve(term, solver, controller, t0, t1, state, args, max_steps, adjoint):
     solution = diffrax.diffeqsolve(
         term, solver, t0=t0, t1=t1, dt0=None, y0=state, args=args,
         saveat=diffrax.SaveAt(t1=True), stepsize_controller=controller, max_steps=max_steps, throw=False,
+        adjoint=adjoint,
     )
     final = jax.tree.map(lambda leaf: leaf[-1], solution.ys)
     return final, solution.result == diffrax.RESULTS.successful
@@ -102,10 +103,12 @@ def lyapunov_exponents(
     stepsize_controller: diffrax.AbstractStepSizeController | None = None,
     max_steps: int = 100_000,
     mask: Float[Array, " n"] | None = None,
+    adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> LyapunovResult:
     """The ``num_exponents`` largest Lyapunov exponents of ``dy/dt = field(t, y, args)``.
 
-    The solve runs from ``t0`` for ``transient`` (time units, no tangents), then for
+    The solve runs from ``t0`` for ``transient`` (time units; the tangents are carried but
+    their growth is not counted), then for
     ``num_intervals`` intervals of length ``interval`` with the tangents, re-orthonormalised
     after each (Benettin et al. 1980). ``num_exponents = 0`` integrates the state only
     (the section without exponents). ``mask`` (1 or 0 per coordinate) restricts the
@@ -114,8 +117,11 @@ def lyapunov_exponents(
     growth would otherwise mix into the norm. ``max_steps``: per interval.
 
     Solver defaults: ``diffrax.Tsit5`` with a ``PIDController(rtol=1e-8, atol=1e-10)``; the
-    step-size control sees the tangents as well as the state.
+    step-size control sees the tangents as well as the state. ``adjoint``: diffrax's
+    (default ``RecursiveCheckpointAdjoint``, for ``jax.grad``; ``diffrax.ForwardMode()``
+    for ``jax.jvp``/``jax.jacfwd``).
     """
+    adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     solver = diffrax.Tsit5() if solver is None else solver
     if stepsize_controller is None:
         stepsize_controller = diffrax.PIDController(rtol=1e-8, atol=1e-10)
@@ -125,24 +131,26 @@ def lyapunov_exponents(
     t0 = jnp.asarray(t0, dtype=jnp.float64)
     interval = jnp.asarray(interval, dtype=jnp.float64)
     start = t0 + jnp.asarray(transient, dtype=jnp.float64)
-    (y, _), ok = _solve(term, solver, stepsize_controller, t0, start, (y0, jnp.zeros((n, 0))), args, max_steps)
-    tangents = initial_tangents(n, num_exponents, mask)
 
+    # one scan, its step 0 the transient (the tangents align with the growing directions
+    # there; their growth is not counted), so that one traced solve serves every step
     def step(carry, index):
         y, tangents, logs, ok = carry
-        t_begin = start + index * interval
-        (y, tangents), solved = _solve(term, solver, stepsize_controller, t_begin, t_begin + interval,
-                                       (y, tangents), args, max_steps)
+        t_begin = jnp.where(index == 0, t0, start + (index - 1) * interval)
+        t_end = start + index * interval
+        (y, tangents), solved = _solve(term, solver, stepsize_controller, t_begin, t_end, (y, tangents), args,
+                                       max_steps, adjoint)
         if num_exponents:
             if mask is not None:
                 tangents = tangents * mask[:, None]
             tangents, growth = _orthonormalise(tangents)
-            logs = logs + growth
-        elapsed = (index + 1) * interval
-        return (y, tangents, logs, ok & solved), (y, logs / elapsed, t_begin + interval)
+            logs = logs + jnp.where(index == 0, 0.0, growth)
+        elapsed = jnp.maximum(index, 1) * interval
+        return (y, tangents, logs, ok & solved), (y, logs / elapsed, t_end)
 
-    init = (y, tangents, jnp.zeros(num_exponents), ok)
-    (_, _, _, ok), (sections, history, times) = jax.lax.scan(step, init, jnp.arange(num_intervals))
+    init = (y0, initial_tangents(n, num_exponents, mask), jnp.zeros(num_exponents), jnp.asarray(True))
+    (_, _, _, ok), (sections, history, times) = jax.lax.scan(step, init, jnp.arange(num_intervals + 1))
+    sections, history, times = sections[1:], history[1:], times[1:]
     exponents = history[-1]
     quarter = history[num_intervals - max(num_intervals // 4, 1) - 1:]
     change = jnp.max(jnp.abs(quarter - exponents), axis=0)

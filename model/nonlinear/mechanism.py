@@ -94,12 +94,16 @@ class MechanismSection(eqx.Module):
 
 def section_coordinates(mechanism: AbstractMechanism, section: Trajectory) -> Float[Array, "samples d"]:
     """Dimensionless section coordinates for the period test: each clearance joint's
-    eccentricity divided by its clearance, or, without clearance joints, the coordinates
-    divided by their largest magnitude."""
+    eccentricity divided by its clearance, or, without clearance joints, the bodies'
+    centre positions and velocities each divided by their largest magnitude (angles, which
+    grow by whole turns, are left out)."""
+    samples = section.t.shape[0]
     if mechanism.clearance_joints:
         clearances = jnp.stack([joint.clearance for joint in mechanism.clearance_joints])
-        return (section.eccentricity / clearances[:, None]).reshape(section.eccentricity.shape[0], -1)
-    return section.q / jnp.maximum(jnp.max(jnp.abs(section.q)), 1e-12)
+        return (section.eccentricity / clearances[:, None]).reshape(samples, -1)
+    positions = section.body_positions.reshape(samples, -1)
+    velocities = section.qd.reshape(samples, -1, mechanism.dimension + 1)[:, :, :mechanism.dimension].reshape(samples, -1)
+    return jnp.concatenate([part / jnp.maximum(jnp.max(jnp.abs(part)), 1e-12) for part in (positions, velocities)], axis=1)
 
 
 def mechanism_section(
