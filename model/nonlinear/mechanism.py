@@ -117,6 +117,7 @@ def mechanism_section(
     max_period: int = 8,
     period_tolerance: ArrayLike = 1e-3,
     chaos_threshold: ArrayLike = 0.01,
+    reverse_differentiable: bool = True,
 ) -> MechanismSection:
     """Section, exponents and motion class of ``mechanism`` (planar, with a constant-speed
     driver) integrated with ``settings``' explicit solver and step-size control.
@@ -125,7 +126,10 @@ def mechanism_section(
     section samples after ``transient_periods`` discarded periods; ``num_exponents = 0``
     skips the exponents. ``period_tolerance``: in section coordinates
     (:func:`section_coordinates`); ``chaos_threshold``: the largest exponent times the
-    driver period above which a non-periodic motion is chaotic.
+    driver period above which a non-periodic motion is chaotic. ``reverse_differentiable``:
+    diffrax's checkpointed loop and solver, which ``jax.grad`` goes through; ``False``
+    solves in forward mode with the lean explicit steps of :mod:`model.integrate.explicit`
+    (``jax.jvp`` goes through; faster to trace and to run).
     """
     if settings.solver not in EXPLICIT_SOLVERS:
         raise ValueError(f"the exponents integrate the tangents with an explicit solver; got {settings.solver!r} "
@@ -135,9 +139,10 @@ def mechanism_section(
     result = lyapunov_exponents(
         flat_vector_field, y0, mechanism, t0=0.0, interval=period_s, num_intervals=periods,
         num_exponents=num_exponents, transient=(transient_periods + phase / (2.0 * math.pi)) * period_s,
-        solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=True),
+        solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=reverse_differentiable),
         stepsize_controller=_controller(mechanism, settings), max_steps=settings.max_steps,
         mask=tangent_mask(mechanism, y0),
+        adjoint=diffrax.RecursiveCheckpointAdjoint() if reverse_differentiable else diffrax.ForwardMode(),
     )
     section = trajectory_from_states(mechanism, result.section_times, mechanism.unflatten(result.sections))
     period = section_period(section_coordinates(mechanism, section), max_period, period_tolerance)

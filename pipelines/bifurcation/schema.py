@@ -47,7 +47,8 @@ class BifurcationTable(BaseModel):
     chaos_threshold: float = Field(0.01, gt=0.0, description="a non-periodic motion is chaotic when its largest "
                                                               "exponent times the driver period exceeds this "
                                                               "(dimensionless)")
-    batch: _integer(1) = Field(4, description="values per compiled batch (vmap; count)")
+    batch: _integer(1) = Field(1, description="values per compiled call (count): 1 runs them one after another "
+                                               "(the faster on a CPU), more batches them with vmap (accelerators)")
 
     @model_validator(mode="after")
     def _enough_periods(self) -> "BifurcationTable":

@@ -46,6 +46,9 @@ def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> Bifurca
     table = parse_bifurcation_table(pipeline, source)
     if getattr(base, "dimension", 2) != 2:
         raise ConfigError(source, "base", "bifurcation studies take a planar mechanism (dimension = 2)")
+    if not any(driver.type == "constant_speed" for driver in base.drivers):
+        raise ConfigError(source, f"{KEY}.section", "the stroboscopic section needs a constant-speed driver "
+                                                    f"(its period); {base.source} has none")
     try:
         base.si_value(table.parameter)
     except ConfigError as error:
@@ -59,9 +62,6 @@ def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> Bifurca
     if not bounds[0] < bounds[1] or (table.values.scale == "log" and bounds[0] <= 0.0):
         raise ConfigError(source, f"{KEY}.values", f"expected start < stop (and start > 0 for scale = \"log\"), "
                                                    f"got {bounds} (SI)")
-    if not any(driver.type == "constant_speed" for driver in base.drivers):
-        raise ConfigError(source, f"{KEY}.section", "the stroboscopic section needs a constant-speed driver "
-                                                    f"(its period); {base.source} has none")
     solver = _solver(base)
     if table.lyapunov and solver not in _explicit_solvers():
         raise ConfigError(source, "simulation.solver", f"the Lyapunov exponents need an explicit solver "
@@ -91,7 +91,11 @@ class BifurcationResult:
 
 
 def section_function(study: BifurcationStudy):
-    """``jit(vmap(f))`` with ``f(values) -> dict of arrays`` for one value (shape ``(1,)``)."""
+    """The compiled function of a batch of values (shape ``(batch, 1)``) -> dict of arrays
+    with a leading batch axis: ``jit(vmap(f))``, or ``jit(f)`` for a batch of one (a
+    vmapped solve advances in lockstep until its slowest member ends, and tracing the
+    batched loops costs several times the plain trace; on a CPU one value per call is the
+    faster, as for the sweeps' derivative path, :data:`sweep.run.CPU_BATCH`)."""
     import jax
 
     from model.nonlinear import mechanism_section
@@ -109,6 +113,7 @@ def section_function(study: BifurcationStudy):
             varied, settings, transient_periods=table.transient_periods, periods=table.periods,
             phase=table.section, num_exponents=1 if table.lyapunov else 0, max_period=table.max_period,
             period_tolerance=table.period_tolerance, chaos_threshold=table.chaos_threshold,
+            reverse_differentiable=False,
         )
         section = outcome.section
         return {
@@ -119,11 +124,16 @@ def section_function(study: BifurcationStudy):
             "positions": section.body_positions, "velocities": section.qd.reshape(section.qd.shape[0], -1, 3)[:, :, :2],
         }
 
-    return jax.jit(jax.vmap(one)), mechanism
+    if table.batch > 1:
+        return jax.jit(jax.vmap(one)), mechanism
+    single = jax.jit(one)
+    return (lambda rows: jax.tree.map(lambda leaf: leaf[None], single(rows[0]))), mechanism
 
 
 def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> BifurcationResult:
     """Every value's section, exponent and motion class, in batches, with a progress bar."""
+    import jax
+
     from tqdm import tqdm
 
     from model.nonlinear import MOTION_NAMES
