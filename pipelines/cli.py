@@ -21,6 +21,7 @@ COMMANDS = {
     "optimize": ("pipelines.commands.optimize", "clearance tolerance design"),
     "converge": ("pipelines.commands.converge", "contact-stiffness convergence study"),
     "export-adams": ("pipelines.commands.export_adams", "ADAMS IMPACT/friction parameters"),
+    "bifurcation": ("pipelines.commands.bifurcation", "Poincaré sections, Lyapunov exponents, bifurcation diagram"),
 }
 
 

@@ -85,6 +85,7 @@ class SweepStudy:
             "seed": self.design.seed if self.design.kind != "grid" else None,
             "sensitivity": self.design.sensitivity,
             "derivatives": list(self.design.derivatives),
+            **({"lyapunov": list(self.design.lyapunov)} if self.design.lyapunov else {}),
             "parameters": {
                 p.path: {"continuous": p.path in self.continuous_paths, "unit": p.unit, "scale": p.scale,
                          **({"bounds": list(p.bounds)} if p.sampled else {"levels": [level.si for level in p.levels]})}
@@ -156,6 +157,7 @@ def resolved_sweep(design: SweepDesign, base: MechanismConfig, groups: Sequence[
         "design": {
             "kind": design.kind, "samples": design.samples, "seed": design.seed, "sensitivity": design.sensitivity,
             "derivatives": list(design.derivatives),
+            **({"lyapunov": list(design.lyapunov)} if design.lyapunov else {}),
             "parameters": [
                 {"path": p.path, "unit": p.unit, "scale": p.scale,
                  **({"bounds": list(p.bounds)} if p.sampled else {"levels": [level.si for level in p.levels]})}
@@ -288,6 +290,11 @@ def run_sweep(
     units = metric_units(base)
     continuous = groups[0].paths if groups else ()
     frame = sweep_results(design, groups, store.rows(), list(units), continuous)
+    if design.lyapunov is not None:
+        from .lyapunov import METRIC, UNIT, lyapunov_column
+
+        frame[METRIC] = lyapunov_column(groups, frame["point"].to_numpy(), *design.lyapunov, progress=progress)
+        units = {**units, METRIC: UNIT}
     study = SweepStudy(
         design, base, groups, runs, frame, units, time.perf_counter() - start, list(store.chunks), resolved, key,
         getattr(runner, "name", str(executor)), chunk_size, len(finished), provenance,

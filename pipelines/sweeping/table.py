@@ -92,6 +92,17 @@ class ParameterTable(BaseModel):
         return self
 
 
+class LyapunovTable(BaseModel):
+    """``[sweep.lyapunov]``: ask for the metric ``lyapunov_max`` (1/s) of every point."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    transient_periods: _integer(0) = Field(10, description="driver periods discarded before the exponent is "
+                                                            "counted (count)")
+    periods: _integer(1) = Field(20, description="driver periods over which the largest Lyapunov exponent "
+                                                 "(1/s) is averaged (count)")
+
+
 class SweepTable(BaseModel):
     """The ``[sweep]`` table."""
 
@@ -102,6 +113,8 @@ class SweepTable(BaseModel):
     seed: _integer(0) = 0
     sensitivity: Boolean = False
     derivatives: Annotated[list[str], BeforeValidator(_metric_names)] = []
+    lyapunov: LyapunovTable | None = Field(None, description="adds the metric lyapunov_max (1/s), the largest "
+                                                             "Lyapunov exponent of each point (docs/nonlinear.md)")
     parameters: Annotated[list[ParameterTable], Field(min_length=1)]
 
     @model_validator(mode="after")

@@ -1,0 +1,14 @@
+"""Nonlinear dynamics: Lyapunov exponents, stroboscopic Poincaré sections and the
+classification of a motion as periodic, quasi-periodic or chaotic."""
+
+from .lyapunov import LyapunovResult as LyapunovResult
+from .lyapunov import initial_tangents as initial_tangents
+from .lyapunov import lyapunov_exponents as lyapunov_exponents
+from .lyapunov import tangent_field as tangent_field
+from .classify import MOTION_NAMES as MOTION_NAMES
+from .classify import classify_motion as classify_motion
+from .classify import section_period as section_period
+from .mechanism import MechanismSection as MechanismSection
+from .mechanism import driver_period as driver_period
+from .mechanism import mechanism_section as mechanism_section
+from .mechanism import periodic_driver as periodic_driver

@@ -1,0 +1,156 @@
+"""Lyapunov exponents and stroboscopic sections of a mechanism driven at constant speed.
+
+The mechanism's own vector field (:meth:`AbstractMechanism.flat_vector_field`) and solver
+settings drive :func:`model.nonlinear.lyapunov.lyapunov_exponents`; the section is taken
+once per driver period ``T = 2 pi / |speed|`` of the first constant-speed driver, at the
+driver phase ``phase`` (rad past the driver's initial angle), after ``transient_periods``
+periods. The drivers' work is a quadrature (it does not act back on the motion) and is
+left out of the tangent space; positions, velocities and the impact memories are in it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float, Int
+
+from ..integrate.settings import EXPLICIT_SOLVERS, SolverSettings
+from ..integrate.solve import make_solver
+from ..integrate.step_bound import open_joint_step_bound
+from ..integrate.step_guard import AbstractWrappedController, RejectNonFinite
+from ..integrate.trajectory import Trajectory, trajectory_from_states
+from ..mechanics.interface import AbstractMechanism, flat_vector_field
+from .classify import classify_motion, section_period
+from .lyapunov import LyapunovResult, lyapunov_exponents
+
+
+def periodic_driver(mechanism: AbstractMechanism) -> int:
+    """Index of the first constant-speed driver (whose period sets the section); a
+    ``ValueError`` when the mechanism has none."""
+    for index, driver in enumerate(getattr(mechanism, "drivers", ())):
+        if driver.kind == "constant_speed":
+            return index
+    raise ValueError("a stroboscopic section needs a constant-speed driver (its period is the section's)")
+
+
+def driver_period(mechanism: AbstractMechanism) -> Float[Array, ""]:
+    """``2 pi / |speed|`` (s) of the first constant-speed driver."""
+    return 2.0 * jnp.pi / jnp.abs(mechanism.drivers[periodic_driver(mechanism)].speed)
+
+
+def tangent_mask(mechanism: AbstractMechanism, flat: Float[Array, " n"]) -> Float[Array, " n"]:
+    """1 on the flat state's coordinates that act on the motion, 0 on the drivers' work."""
+    ones = jax.tree.map(jnp.ones_like, mechanism.unflatten(flat))
+    return mechanism.flatten(ones._replace(driver_work=jnp.zeros_like(ones.driver_work)))
+
+
+class _StateStepBound(AbstractWrappedController):
+    """:func:`model.integrate.step_bound.open_joint_step_bound` applied to the state part
+    of a ``(state, tangents)`` pair (the inner controller sees both)."""
+
+    controller: diffrax.AbstractAdaptiveStepSizeController
+    share: float = eqx.field(static=True)
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        next_t1, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
+        return jnp.minimum(next_t1, t0 + open_joint_step_bound(args, y0[0], self.share)), state
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        keep_step, next_t0, next_t1, made_jump, state, result = self.controller.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state
+        )
+        next_start = jnp.where(keep_step, y1_candidate[0], y0[0])
+        next_t1 = jnp.minimum(next_t1, next_t0 + open_joint_step_bound(args, next_start, self.share))
+        return keep_step, next_t0, next_t1, made_jump, state, result
+
+
+def _controller(mechanism: AbstractMechanism, settings: SolverSettings):
+    controller = RejectNonFinite(diffrax.PIDController(
+        rtol=settings.rtol, atol=settings.atol, dtmax=settings.dtmax, pcoeff=settings.pcoeff, icoeff=settings.icoeff))
+    if settings.dtmax_contact_share is None or not mechanism.clearance_joints:
+        return controller
+    return _StateStepBound(controller, settings.dtmax_contact_share)
+
+
+class MechanismSection(eqx.Module):
+    """A mechanism's stroboscopic section, exponents and motion class.
+
+    ``lyapunov``: the exponents (1/s) and the section states (flat); ``section``: the
+    section states post-processed as a :class:`~model.Trajectory` (eccentricities, body
+    positions and velocities at each section time); ``period``: the section's period in
+    driver periods (0: none up to ``max_period``); ``motion``: the code of
+    :data:`model.nonlinear.classify.MOTION_NAMES`.
+    """
+
+    lyapunov: LyapunovResult
+    section: Trajectory
+    period: Int[Array, ""]
+    motion: Int[Array, ""]
+
+
+def section_coordinates(mechanism: AbstractMechanism, section: Trajectory) -> Float[Array, "samples d"]:
+    """Dimensionless section coordinates for the period test: each clearance joint's
+    eccentricity divided by its clearance, or, without clearance joints, the bodies'
+    centre positions and velocities each divided by their largest magnitude (angles, which
+    grow by whole turns, are left out)."""
+    samples = section.t.shape[0]
+    if mechanism.clearance_joints:
+        clearances = jnp.stack([joint.clearance for joint in mechanism.clearance_joints])
+        return (section.eccentricity / clearances[:, None]).reshape(samples, -1)
+    positions = section.body_positions.reshape(samples, -1)
+    velocities = section.qd.reshape(samples, -1, mechanism.dimension + 1)[:, :, :mechanism.dimension].reshape(samples, -1)
+    return jnp.concatenate([part / jnp.maximum(jnp.max(jnp.abs(part)), 1e-12) for part in (positions, velocities)], axis=1)
+
+
+def mechanism_section(
+    mechanism: AbstractMechanism,
+    settings: SolverSettings,
+    *,
+    transient_periods: int,
+    periods: int,
+    phase: ArrayLike = 0.0,
+    num_exponents: int = 1,
+    max_period: int = 8,
+    period_tolerance: ArrayLike = 1e-3,
+    chaos_threshold: ArrayLike = 0.01,
+    reverse_differentiable: bool = True,
+) -> MechanismSection:
+    """Section, exponents and motion class of ``mechanism`` (planar, with a constant-speed
+    driver) integrated with ``settings``' explicit solver and step-size control.
+
+    ``phase`` (rad): driver angle of the section past its initial angle; ``periods``
+    section samples after ``transient_periods`` discarded periods; ``num_exponents = 0``
+    skips the exponents. ``period_tolerance``: in section coordinates
+    (:func:`section_coordinates`); ``chaos_threshold``: the largest exponent times the
+    driver period above which a non-periodic motion is chaotic. ``reverse_differentiable``:
+    diffrax's checkpointed loop and solver, which ``jax.grad`` goes through; ``False``
+    solves in forward mode with the lean explicit steps of :mod:`model.integrate.explicit`
+    (``jax.jvp`` goes through; faster to trace and to run).
+    """
+    if settings.solver not in EXPLICIT_SOLVERS:
+        raise ValueError(f"the exponents integrate the tangents with an explicit solver; got {settings.solver!r} "
+                         f"(choose one of {sorted(EXPLICIT_SOLVERS)})")
+    period_s = driver_period(mechanism)
+    y0 = mechanism.flatten(mechanism.initial_state())
+    result = lyapunov_exponents(
+        flat_vector_field, y0, mechanism, t0=0.0, interval=period_s, num_intervals=periods,
+        num_exponents=num_exponents, transient=(transient_periods + phase / (2.0 * math.pi)) * period_s,
+        solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=reverse_differentiable),
+        stepsize_controller=_controller(mechanism, settings), max_steps=settings.max_steps,
+        mask=tangent_mask(mechanism, y0),
+        adjoint=diffrax.RecursiveCheckpointAdjoint() if reverse_differentiable else diffrax.ForwardMode(),
+    )
+    section = trajectory_from_states(mechanism, result.section_times, mechanism.unflatten(result.sections))
+    period = section_period(section_coordinates(mechanism, section), max_period, period_tolerance)
+    largest = result.exponents[0] if num_exponents else None
+    change = result.change[0] if num_exponents else None
+    motion = classify_motion(period, largest, change, chaos_threshold / period_s, result.success)
+    return MechanismSection(result, section, period, motion)
+
+
+__all__ = ["MechanismSection", "driver_period", "mechanism_section", "periodic_driver", "section_coordinates",
+           "tangent_mask"]

@@ -1,0 +1,2 @@
+"""``clearance bifurcation``: stroboscopic sections, Lyapunov exponents and the motion class
+of a mechanism over one parameter (schema, study, plots)."""

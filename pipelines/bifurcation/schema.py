@@ -1,0 +1,77 @@
+"""The schema of a bifurcation config: ``base``, ``[bifurcation]`` (with its
+``[bifurcation.values]`` range) and a ``[simulation]`` merged over the base's, validated by
+pydantic with the one-line errors of :func:`pipelines.config.config_error`.
+
+Checks that need the mechanism (is the path a parameter, do the range's values convert,
+has the mechanism a constant-speed driver) are in :mod:`pipelines.bifurcation.study`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..config import Angle, FieldError, config_error
+from ..sweeping.table import SCALES, Boolean, DottedPath, _choice, _integer
+
+
+class ValuesTable(BaseModel):
+    """``[bifurcation.values]``: the parameter's values, written in the path's units."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start: Any = Field(description="first value, with units (e.g. \"500 rpm\", \"0.1 mm\")")
+    stop: Any = Field(description="last value, with units; larger than `start`")
+    count: _integer(2) = Field(description="number of values from `start` to `stop` inclusive")
+    scale: _choice("scale", SCALES) = Field("linear", description="spacing: linear | log")
+
+
+class BifurcationTable(BaseModel):
+    """The ``[bifurcation]`` table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parameter: DottedPath = Field(description="dotted path of the varied parameter, as in sweeps "
+                                              "(e.g. drivers.motor.speed, joints.pin.clearance)")
+    values: ValuesTable = Field(description="the values of `parameter`")
+    transient_periods: _integer(0) = Field(20, description="driver periods discarded before the section (count)")
+    periods: _integer(2) = Field(30, description="section samples kept, one per driver period (count); "
+                                                  "more than `max_period`")
+    section: Angle = Field(0.0, description="driver angle of the section past its initial angle (rad; "
+                                             "e.g. \"90 deg\")")
+    lyapunov: Boolean = Field(True, description="also compute the largest Lyapunov exponent (1/s)")
+    max_period: _integer(1) = Field(8, description="longest period looked for, in driver periods (count)")
+    period_tolerance: float = Field(1e-3, gt=0.0, description="section points repeat when they agree within this "
+                                                               "share of each joint's clearance (dimensionless)")
+    chaos_threshold: float = Field(0.01, gt=0.0, description="a non-periodic motion is chaotic when its largest "
+                                                              "exponent times the driver period exceeds this "
+                                                              "(dimensionless)")
+    batch: _integer(1) = Field(1, description="values per compiled call (count): 1 runs them one after another "
+                                               "(the faster on a CPU), more batches them with vmap (accelerators)")
+
+    @model_validator(mode="after")
+    def _enough_periods(self) -> "BifurcationTable":
+        if self.periods <= self.max_period:
+            raise FieldError(["periods"], f"{self.periods} section samples after the transient cannot show a period "
+                                          f"up to max_period = {self.max_period}; give more than {self.max_period}")
+        return self
+
+
+class BifurcationConfig(BaseModel):
+    """A bifurcation config file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base: str
+    bifurcation: BifurcationTable
+    simulation: dict[str, Any] = {}
+
+
+def parse_bifurcation_table(pipeline: dict, source: str) -> BifurcationTable:
+    """Validate a bifurcation config's raw dict; a :class:`~pipelines.errors.ConfigError`
+    naming ``source`` and the key otherwise."""
+    try:
+        return BifurcationConfig.model_validate(pipeline).bifurcation
+    except ValidationError as error:
+        raise config_error(error, pipeline, source, BifurcationConfig) from None

@@ -1,0 +1,174 @@
+"""Load a bifurcation config, run the mechanism's section and exponents over the values in
+compiled batches, and assemble the tables.
+
+Every value runs :func:`model.nonlinear.mechanism_section` on the base mechanism with the
+parameter written by :class:`pipelines.build.ParameterMap` (the sweeps' dotted paths);
+``jit(vmap(...))`` over batches of ``[bifurcation] batch`` values, the last batch padded
+with copies of its last value (:func:`sweep.run.pad_rows`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sweep.design import grid_values
+from sweep.run import pad_rows
+
+from ..config import MechanismConfig
+from ..config.loading import load_pipeline_mechanism, si_value_in_base
+from ..errors import ConfigError
+from .schema import BifurcationTable, parse_bifurcation_table
+
+KEY = "bifurcation"
+
+
+@dataclasses.dataclass(frozen=True)
+class BifurcationStudy:
+    """A validated bifurcation config: its table, base mechanism and the values (SI)."""
+
+    table: BifurcationTable
+    base: MechanismConfig
+    source: str
+    values: np.ndarray
+    unit: str  # SI unit of the values ("" dimensionless)
+
+
+def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> BifurcationStudy:
+    """Read and validate a bifurcation config and its base; a :class:`ConfigError` (one
+    line naming the file and key) for bad input, before anything is compiled."""
+    source = str(path)
+    pipeline, base = load_pipeline_mechanism(path, overrides)
+    table = parse_bifurcation_table(pipeline, source)
+    if getattr(base, "dimension", 2) != 2:
+        raise ConfigError(source, "base", "bifurcation studies take a planar mechanism (dimension = 2)")
+    if not any(driver.type == "constant_speed" for driver in base.drivers):
+        raise ConfigError(source, f"{KEY}.section", "the stroboscopic section needs a constant-speed driver "
+                                                    f"(its period); {base.source} has none")
+    try:
+        base.si_value(table.parameter)
+    except ConfigError as error:
+        raise ConfigError(source, f"{KEY}.parameter",
+                          f"{table.parameter!r} is not a parameter of {base.source}: {error.message}") from None
+    bounds = []
+    for name in ("start", "stop"):
+        value = si_value_in_base(base, table.parameter, getattr(table.values, name), source, f"{KEY}.values.{name}",
+                                 require_number=True)
+        bounds.append(float(value))
+    if not bounds[0] < bounds[1] or (table.values.scale == "log" and bounds[0] <= 0.0):
+        raise ConfigError(source, f"{KEY}.values", f"expected start < stop (and start > 0 for scale = \"log\"), "
+                                                   f"got {bounds} (SI)")
+    solver = _solver(base)
+    if table.lyapunov and solver not in _explicit_solvers():
+        raise ConfigError(source, "simulation.solver", f"the Lyapunov exponents need an explicit solver "
+                                                       f"({', '.join(sorted(_explicit_solvers()))}); got {solver!r}")
+    values = grid_values((bounds[0], bounds[1]), table.values.count, table.values.scale)
+    return BifurcationStudy(table, base, source, values, base.unit_of_path(table.parameter))
+
+
+def _explicit_solvers():
+    from model.integrate.settings import EXPLICIT_SOLVERS
+
+    return EXPLICIT_SOLVERS
+
+
+def _solver(base: MechanismConfig) -> str:
+    from ..build import solver_settings
+
+    return solver_settings(base).solver
+
+
+@dataclasses.dataclass(frozen=True)
+class BifurcationResult:
+    """``summary``: one row per value; ``sections``: one row per value and section sample."""
+
+    summary: pd.DataFrame
+    sections: pd.DataFrame
+
+
+def section_function(study: BifurcationStudy):
+    """The compiled function of a batch of values (shape ``(batch, 1)``) -> dict of arrays
+    with a leading batch axis: ``jit(vmap(f))``, or ``jit(f)`` for a batch of one (a
+    vmapped solve advances in lockstep until its slowest member ends, and tracing the
+    batched loops costs several times the plain trace; on a CPU one value per call is the
+    faster, as for the sweeps' derivative path, :data:`sweep.run.CPU_BATCH`)."""
+    import jax
+
+    from model.nonlinear import mechanism_section
+
+    from ..build import ParameterMap, build_mechanism, solver_settings
+
+    mechanism = build_mechanism(study.base)
+    settings = solver_settings(study.base)
+    parameters = ParameterMap(mechanism, [study.table.parameter], study.source)
+    table = study.table
+
+    def one(values):
+        varied = parameters.apply(mechanism, values)
+        outcome = mechanism_section(
+            varied, settings, transient_periods=table.transient_periods, periods=table.periods,
+            phase=table.section, num_exponents=1 if table.lyapunov else 0, max_period=table.max_period,
+            period_tolerance=table.period_tolerance, chaos_threshold=table.chaos_threshold,
+            reverse_differentiable=False,
+        )
+        section = outcome.section
+        return {
+            "lyapunov_max": outcome.lyapunov.exponents[0] if table.lyapunov else jax.numpy.nan,
+            "lyapunov_change": outcome.lyapunov.change[0] if table.lyapunov else jax.numpy.nan,
+            "period": outcome.period, "motion": outcome.motion, "success": outcome.lyapunov.success,
+            "t": section.t, "eccentricity": section.eccentricity,
+            "positions": section.body_positions, "velocities": section.qd.reshape(section.qd.shape[0], -1, 3)[:, :, :2],
+        }
+
+    if table.batch > 1:
+        return jax.jit(jax.vmap(one)), mechanism
+    single = jax.jit(one)
+    return (lambda rows: jax.tree.map(lambda leaf: leaf[None], single(rows[0]))), mechanism
+
+
+def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> BifurcationResult:
+    """Every value's section, exponent and motion class, in batches, with a progress bar."""
+    import jax
+
+    from tqdm import tqdm
+
+    from model.nonlinear import MOTION_NAMES
+
+    function, mechanism = section_function(study)
+    batch = min(study.table.batch, len(study.values))
+    rows = study.values[:, None]
+    outputs = []
+    with tqdm(total=len(rows), desc="bifurcation", unit="value", disable=not progress) as bar:
+        for start in range(0, len(rows), batch):
+            chunk = rows[start:start + batch]
+            result = function(pad_rows(chunk, batch))
+            outputs.append({name: np.asarray(value)[:len(chunk)] for name, value in result.items()})
+            bar.update(len(chunk))
+    merged = {name: np.concatenate([out[name] for out in outputs]) for name in outputs[0]}
+    path = study.table.parameter
+    summary = pd.DataFrame({
+        path: study.values,
+        "period": merged["period"].astype(np.int64),
+        "motion": [MOTION_NAMES[int(code)] for code in merged["motion"]],
+        "lyapunov_max": merged["lyapunov_max"],
+        "lyapunov_change": merged["lyapunov_change"],
+        "success": merged["success"].astype(bool),
+    })
+    periods = study.table.periods
+    columns = {
+        path: np.repeat(study.values, periods),
+        "section": np.tile(np.arange(periods), len(study.values)),
+        "t": merged["t"].reshape(-1),
+    }
+    for index, name in enumerate(mechanism.clearance_names):
+        columns[f"{name}.ex"] = merged["eccentricity"][:, :, index, 0].reshape(-1)
+        columns[f"{name}.ey"] = merged["eccentricity"][:, :, index, 1].reshape(-1)
+    for index, name in enumerate(mechanism.body_names):
+        for axis, label in enumerate("xy"):
+            columns[f"{name}.{label}"] = merged["positions"][:, :, index, axis].reshape(-1)
+            columns[f"{name}.v{label}"] = merged["velocities"][:, :, index, axis].reshape(-1)
+    return BifurcationResult(summary, pd.DataFrame(columns))
