@@ -5,10 +5,11 @@ The force is ``F = (3 mu R^3 L / c^2) M G(eps, beta, L/D)`` (:mod:`.reynolds`) w
 Swift-Stieber (Reynolds) cavitation solution is positively homogeneous in the motion, so
 three dimensionless inputs cover every speed, viscosity and size. ``G`` is read from the
 table of :mod:`.table` for the film's supply condition (by default the film held at ambient
-pressure along the largest gap, as in the published tables) by tricubic (Catmull-Rom, C1) interpolation: 64 table values per
-evaluation, O(1) and differentiable in every input. Beyond the table's ``eps`` the
-normalised values are held, so the force keeps the ``(1 - eps^2)^(-5/2)`` growth; beyond
-its ``L/D`` range the short-bearing ``L^3`` (long-bearing ``L``) scaling is kept.
+pressure along the largest gap, as in the published tables) by tricubic (Catmull-Rom,
+C1) interpolation: 64 table values per evaluation, O(1) and differentiable in every input.
+Beyond the table's ``eps`` the normalised values are held, so the force keeps the
+``(1 - eps^2)^(-5/2)`` growth; beyond its ``L/D`` range the short-bearing ``L^3``
+(long-bearing ``L``) scaling is kept.
 """
 
 import functools

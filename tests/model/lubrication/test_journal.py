@@ -107,7 +107,8 @@ def rig(tmp_path: Path, driven: bool, t_end: str, interval: str, start_eps: floa
     ``start_attitude`` (deg, from the load line +y towards the turning sense)."""
     start = offset(start_eps, start_attitude)
     path = tmp_path / f"rig_{driven}.toml"
-    path.write_text(RIG.format(gravity=GRAVITY, interval=interval, mass=SLEEVE_MASS, radius=RADIUS, clearance=CLEARANCE, ex=start[0], ey=start[1],
+    path.write_text(RIG.format(gravity=GRAVITY, interval=interval, mass=SLEEVE_MASS, radius=RADIUS,
+                               clearance=CLEARANCE, ex=start[0], ey=start[1],
                                viscosity=VISCOSITY, length=LENGTH, driver=MOTOR if driven else "",
                                velocities="from_drivers" if driven else "zero", t_end=t_end))
     config = load_mechanism(path)
