@@ -20,6 +20,7 @@ def build_lubrication(lubrication) -> Lubrication | None:
         length=_si(lubrication.length),
         transition_onset=_si(onset),
         transition_cap=_si(cap),
+        supply=lubrication.supply,
     )
 
 

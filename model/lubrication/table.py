@@ -11,20 +11,31 @@ is the strongest singularity of the film force as ``eps -> 1`` (the squeeze term
 short and long bearings) and ``lambda^2 / (1 + lambda^2)`` carries the short-bearing
 ``L^3`` scaling for small ``L/D`` and the long-bearing ``L`` scaling for large ``L/D``.
 
-Regenerate (about 11 min on two busy CPU cores)::
+One table per film supply condition of :mod:`.reynolds` (:data:`SUPPLY_CONDITIONS`):
+``"maximum_gap"``, the film held at ambient pressure along the line of largest gap (the
+published tables' convention, Raimondi & Boyd 1958), and ``"none"``, the film governed by
+the complementarity condition alone. Regenerate both (each about 11 min on two CPU cores)::
 
-    python -m model.lubrication.table
+    python -m model.lubrication.table maximum_gap none
 """
 
+import os
+import sys
+import time
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm import tqdm
 
 from .reynolds import solve_reynolds
 
-TABLE_PATH = Path(__file__).with_name("finite_bearing_table.npz")
+SUPPLY_CONDITIONS = ("maximum_gap", "none")
+TABLE_PATHS = {
+    "maximum_gap": Path(__file__).with_name("finite_bearing_table.npz"),
+    "none": Path(__file__).with_name("finite_bearing_table_no_supply.npz"),
+}
 MAX_ECCENTRICITY_RATIO = 0.98
 ECCENTRICITY_NODES = 20
 ATTITUDE_NODES = 36  # beta, periodic
@@ -56,28 +67,38 @@ def table_nodes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return u, beta, log_lambda
 
 
-def normalised_coefficients(eps, beta, length_ratio, **solver_options):
-    """The tabulated quantity ``g`` at one point, from the Reynolds solver."""
-    options = {**SOLVER_GRID, **solver_options}
+def normalised_coefficients(eps, beta, length_ratio, supply: str = "maximum_gap", **solver_options):
+    """The tabulated quantity ``g`` at one point, from the Reynolds solver, for a film
+    ``supply`` of :data:`SUPPLY_CONDITIONS`."""
+    options = {**SOLVER_GRID, "supply_at_maximum_film": supply == "maximum_gap", **solver_options}
     coefficients = solve_reynolds(eps, beta, length_ratio, **options).force_coefficients
     return coefficients / (singular_factor(eps) * length_factor(length_ratio))
 
 
-def build_table() -> dict[str, np.ndarray]:
+def build_table(supply: str = "maximum_gap") -> dict[str, np.ndarray]:
     """Solve every node (``vmap`` over ``eps`` and ``beta``, one ``L/D`` at a time)."""
+    if supply not in SUPPLY_CONDITIONS:
+        raise ValueError(f"unknown film supply {supply!r}; expected one of {SUPPLY_CONDITIONS}")
     u, beta, log_lambda = table_nodes()
     eps = -np.expm1(-u)
     grid_eps, grid_beta = np.meshgrid(eps, beta, indexing="ij")
-    solve = jax.jit(jax.vmap(normalised_coefficients, in_axes=(0, 0, None)))
-    slices = [solve(grid_eps.ravel(), grid_beta.ravel(), np.exp(ll)) for ll in log_lambda]
+    solve = jax.jit(jax.vmap(lambda e, b, lam: normalised_coefficients(e, b, lam, supply), in_axes=(0, 0, None)))
+    slices = [solve(grid_eps.ravel(), grid_beta.ravel(), np.exp(ll)) for ll in tqdm(log_lambda, desc=f"table {supply}")]
     values = np.stack([np.asarray(values).reshape(*grid_eps.shape, 2) for values in slices])
     return dict(u=u, beta=beta, log_length_ratio=log_lambda, values=values)
 
 
-if __name__ == "__main__":
-    import time
+def main(supplies: list[str]) -> None:
+    """Build and store the tables of the given supply conditions (atomically)."""
+    for supply in supplies:
+        start = time.perf_counter()
+        table = build_table(supply)
+        path = TABLE_PATHS[supply]
+        partial = path.with_name(path.stem + ".partial.npz")
+        np.savez_compressed(partial, supply=supply, **table)
+        os.replace(partial, path)
+        print(f"wrote {path} {table['values'].shape} in {time.perf_counter() - start:.0f} s")
 
-    start = time.perf_counter()
-    table = build_table()
-    np.savez_compressed(TABLE_PATH, **table)
-    print(f"wrote {TABLE_PATH} {table['values'].shape} in {time.perf_counter() - start:.0f} s")
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or list(SUPPLY_CONDITIONS))

@@ -56,35 +56,41 @@ def joint_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
     )
 
 
-def _with_film(joint: ClearanceJoint, q, qd, kin: ContactKinematics, f_normal, f_tangential):
-    """Dry contact and friction plus the oil film (``model/lubrication``), as ``(F_n, F_t)``."""
+def film_action(joint: ClearanceJoint, q, qd, kin: ContactKinematics):
+    """The oil film's :class:`model.lubrication.FilmAction` of a lubricated joint."""
     relative_velocity = point_velocity(q, qd, joint.journal_body, joint.journal_point) - point_velocity(
         q, qd, joint.bearing_body, joint.bearing_point
     )
-    film = joint.lubrication.film_force(
+    return joint.lubrication.action(
         kin.eccentricity, relative_velocity, body_omega(qd, joint.journal_body), body_omega(qd, joint.bearing_body),
         joint.bearing_radius, joint.clearance,
     )
-    return joint.lubrication.joint_forces(film, f_normal, f_tangential)
+
+
+def dry_forces(joint: ClearanceJoint, kin: ContactKinematics, impact_memory) -> tuple:
+    """Dry contact ``F_n`` and friction ``F_t`` (N) of one clearance joint."""
+    f_normal = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, impact_memory)
+    return f_normal, friction_force(joint.friction, f_normal, kin.slip_velocity)
 
 
 def joint_forces(joint: ClearanceJoint, q, qd, kin: ContactKinematics, impact_memory) -> tuple:
     """Normal and tangential force (N) of one clearance joint: dry contact and friction,
-    plus the oil film when the joint is lubricated."""
-    f_normal = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, impact_memory)
-    f_tangential = friction_force(joint.friction, f_normal, kin.slip_velocity)
+    plus the oil film's pressure resultant when the joint is lubricated."""
+    f_normal, f_tangential = dry_forces(joint, kin, impact_memory)
     if joint.lubrication is not None:
-        f_normal, f_tangential = _with_film(joint, q, qd, kin, f_normal, f_tangential)
+        film = film_action(joint, q, qd, kin)
+        f_normal, f_tangential = joint.lubrication.joint_forces((film.radial, film.tangential), f_normal, f_tangential)
     return f_normal, f_tangential
 
 
-def _point_force(q, body: int, point, force) -> Float[Array, " coords"]:
-    """Generalised force of ``force`` applied at ground-frame ``point`` of ``body``."""
+def _point_force(q, body: int, point, force, torque=0.0) -> Float[Array, " coords"]:
+    """Generalised force of ``force`` applied at ground-frame ``point`` of ``body``, plus a
+    pure ``torque`` (N m)."""
     generalised = jnp.zeros_like(q)
     if body == GROUND:
         return generalised
     position, _ = body_pose(q, body)
-    moment = cross2(point - position, force)
+    moment = cross2(point - position, force) + torque
     return generalised.at[3 * body : 3 * body + 3].set(jnp.stack([force[0], force[1], moment]))
 
 
@@ -93,17 +99,30 @@ def contact_forces(
 ) -> tuple[Float[Array, " coords"], ContactState]:
     """Generalised contact forces of all clearance joints, and their contact state.
 
-    The journal receives ``-F_n n - F_t t`` at ``P_j`` (friction opposes slip), the
-    bearing the opposite at ``P_b``.
+    Dry contact: the journal receives ``-F_n n - F_t t`` at ``P_j`` (friction opposes slip),
+    the bearing the opposite at ``P_b``. Oil film (:class:`model.lubrication.FilmAction`):
+    its pressure resultant acts through the journal centre on the journal and through the
+    bearing centre on the bearing, with the film's viscous torques. The state's forces are
+    the totals of :func:`joint_forces`.
     """
     generalised = jnp.zeros_like(q)
     states = []
     for index, joint in enumerate(mechanism.clearance_joints):
         kin = joint_kinematics(joint, q, qd)
-        f_normal, f_tangential = joint_forces(joint, q, qd, kin, impact_memory[index])
+        f_normal, f_tangential = dry_forces(joint, kin, impact_memory[index])
         on_journal = -f_normal * kin.normal - f_tangential * kin.tangent
         generalised = generalised + _point_force(q, joint.journal_body, kin.journal_point, on_journal)
         generalised = generalised + _point_force(q, joint.bearing_body, kin.bearing_point, -on_journal)
+        if joint.lubrication is not None:
+            film = film_action(joint, q, qd, kin)
+            journal_centre = point_position(q, joint.journal_body, joint.journal_point)
+            bearing_centre = point_position(q, joint.bearing_body, joint.bearing_point)
+            generalised = generalised + _point_force(q, joint.journal_body, journal_centre, film.force,
+                                                     film.journal_torque)
+            generalised = generalised + _point_force(q, joint.bearing_body, bearing_centre, -film.force,
+                                                     film.bearing_torque)
+            f_normal, f_tangential = joint.lubrication.joint_forces((film.radial, film.tangential), f_normal,
+                                                                    f_tangential)
         states.append((kin.eccentricity, kin.penetration, kin.normal_rate, kin.slip_velocity, f_normal, f_tangential))
     if not states:
         empty = jnp.zeros((0,), q.dtype)

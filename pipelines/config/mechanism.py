@@ -140,6 +140,16 @@ class Lubrication(Section):
     viscosity: Viscosity
     length: PositiveLength
     transition: TransitionRatios = (0.95, 0.975)
+    supply: Literal["maximum_gap", "none"] = Field(
+        "maximum_gap",
+        description=(
+            "finite_bearing only (no unit): the film's boundary condition. \"maximum_gap\": the film is "
+            "held at ambient pressure along the line of largest gap (an axial supply groove there, the "
+            "convention of the published finite-bearing tables, Raimondi & Boyd 1958) and ruptures by the "
+            "Reynolds (Swift-Stieber) condition; \"none\": the Reynolds condition alone, so the film may "
+            "carry pressure past the largest gap"
+        ),
+    )
 
 
 class RevoluteJoint(Section):

@@ -110,16 +110,23 @@ def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generali
     slip_direction = safe_direction(kin.slip, bearing_w)
     f_tangential = friction_force(joint.friction, f_normal, slip_speed)
     tangential_vectors = f_tangential[:, None] * slip_direction
-    if joint.lubrication is not None:
-        film = slice_film_forces(joint.lubrication, kin, bearing_u, bearing_w, bearing_axis, journal_omega,
-                                 bearing_omega, joint.bearing_radius, joint.clearance)
-        film_radial = jnp.sum(film * kin.normal, axis=-1)
-        # as in the planar joint: F_n = dry - film radial, and the film's circumferential part
-        f_normal = f_normal - film_radial
-        tangential_vectors = tangential_vectors - (film - film_radial[:, None] * kin.normal)
     on_journal = -f_normal[:, None] * kin.normal - tangential_vectors
     generalised = add_point_forces(generalised, x, joint.journal_body, kin.contact_point, on_journal)
     generalised = add_point_forces(generalised, x, joint.bearing_body, kin.contact_point, -on_journal)
+    if joint.lubrication is not None:
+        film = slice_film_forces(joint.lubrication, kin, bearing_u, bearing_w, bearing_axis, journal_omega,
+                                 bearing_omega, joint.bearing_radius, joint.clearance)
+        bearing_points = bearing_centre + kin.axial[:, None] * bearing_axis
+        generalised = add_point_forces(generalised, x, joint.journal_body, bearing_points + kin.eccentricity,
+                                       film.force)
+        generalised = add_point_forces(generalised, x, joint.bearing_body, bearing_points, -film.force)
+        generalised = add_torque(generalised, joint.journal_body, jnp.sum(film.journal_torque, axis=0))
+        generalised = add_torque(generalised, joint.bearing_body, jnp.sum(film.bearing_torque, axis=0))
+        film_radial = jnp.sum(film.force * kin.normal, axis=-1)
+        # the joint's summary load, as in the planar joint: F_n = dry - film radial, and the
+        # film's circumferential part
+        f_normal = f_normal - film_radial
+        tangential_vectors = tangential_vectors - (film.force - film_radial[:, None] * kin.normal)
     normal_vectors = f_normal[:, None] * kin.normal
     end_a, end_b = end_forces(normal_vectors, kin.axial, joint.length)
     centre_offset = journal_centre - bearing_centre

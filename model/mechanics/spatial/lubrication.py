@@ -8,21 +8,36 @@ film motion of :func:`model.lubrication.film_motion` (squeeze rate, and the wedg
 
     f_k = F(motion_k; L) / N,
 
-the film force of the configured bearing model for the *whole* bearing length ``L``
-(side leakage is governed by ``L``, not by the slice width ``L/N``) at the slice's own
-motion, divided among the ``N`` slices. For an aligned journal all slices share one motion,
+the film's pressure resultant of the configured bearing model for the *whole* bearing
+length ``L`` (side leakage is governed by ``L``, not by the slice width ``L/N``) at the
+slice's own motion, divided among the ``N`` slices, with the slice's share of the viscous
+torques about the bearing axis (:mod:`model.lubrication.friction`). As in the planar
+joint, ``f_k`` acts on the journal through the slice's journal-axis point and ``-f_k`` on
+the bearing through its bearing-axis point. For an aligned journal all slices share one motion,
 so the slices add up to the planar lubricated joint's force for any ``N``; for a tilted
 journal each slice sees its own eccentricity, and the forces' axial spread gives the film's
 moment. Axial pressure coupling between slices of different eccentricity is ignored (that
 needs the Reynolds equation solved over the misaligned film).
 """
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...geometry.cylindrical import SliceKinematics
-from ...lubrication import Lubrication, film_force, film_motion, to_plane
+from ...lubrication import Lubrication
+
+
+class SliceFilm(NamedTuple):
+    """The film's action per slice (ground frame, SI): ``force`` on the journal through the
+    slice's journal-axis point (the bearing gets ``-force`` through its bearing-axis point),
+    and the torques on journal and bearing (vectors along the bearing axis)."""
+
+    force: Float[Array, "slices 3"]
+    journal_torque: Float[Array, "slices 3"]
+    bearing_torque: Float[Array, "slices 3"]
 
 
 def slice_film_forces(
@@ -35,8 +50,9 @@ def slice_film_forces(
     bearing_omega: Float[Array, "3"],
     bearing_radius,
     clearance,
-) -> Float[Array, "slices 3"]:
-    """Film force on the journal (N, ground frame) of every slice, ``F(motion_k; L) / N``.
+) -> SliceFilm:
+    """The film's :class:`SliceFilm` of every slice: ``F(motion_k; L) / N`` and the torques'
+    ``1/N`` share.
 
     ``(u, w, a)`` right-handed (positive spin turns ``u`` towards ``w``); angular
     velocities (rad/s) in the ground frame. Saturated near the wall as in the planar joint
@@ -46,13 +62,12 @@ def slice_film_forces(
     eccentricity = kin.eccentricity @ plane.T
     eccentricity_rate = kin.eccentricity_rate @ plane.T
     spins = (journal_omega @ bearing_axis, bearing_omega @ bearing_axis)
-    transition = (lubrication.transition_onset, lubrication.transition_cap)
 
     def one_slice(e, e_rate):
-        motion = film_motion(e, e_rate, *spins, clearance)
-        radial, tangential = film_force(lubrication.model, motion, lubrication.viscosity, bearing_radius,
-                                        clearance, lubrication.length, transition)
-        return to_plane(radial, tangential, motion)
+        action = lubrication.action(e, e_rate, *spins, bearing_radius, clearance)
+        return action.force, action.journal_torque, action.bearing_torque
 
-    in_plane = jax.vmap(one_slice)(eccentricity, eccentricity_rate) / eccentricity.shape[0]
-    return in_plane @ plane
+    in_plane, journal_torque, bearing_torque = jax.vmap(one_slice)(eccentricity, eccentricity_rate)
+    share = 1.0 / eccentricity.shape[0]
+    return SliceFilm(share * in_plane @ plane, share * journal_torque[:, None] * bearing_axis,
+                     share * bearing_torque[:, None] * bearing_axis)

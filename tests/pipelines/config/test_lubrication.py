@@ -42,6 +42,13 @@ def test_two_transition_values_and_defaults(tmp_path):
     path.write_text(path.read_text().replace("transition = 0.95", ""))
     lubrication = load_mechanism(path).clearance_joints[0].lubrication
     assert lubrication.model == "finite_bearing" and lubrication.transition == (0.95, 0.975)
+    assert lubrication.supply == "maximum_gap"
+
+
+def test_film_supply_reaches_the_model(tmp_path):
+    path = variant(tmp_path, "transition = 0.95", 'transition = 0.95\nsupply = "none"')
+    assert build_mechanism(load_mechanism(path)).clearance_joints[0].lubrication.supply == "none"
+    assert build_mechanism(load_mechanism(LUBRICATED)).clearance_joints[0].lubrication.supply == "maximum_gap"
 
 
 BAD = [
@@ -53,6 +60,9 @@ BAD = [
     ("transition out of order", "transition = 0.95", "transition = [0.97, 0.9]", "joints.pin.lubrication.transition",
      "eps_0 < eps_1"),
     ("unknown model", 'model = "finite_bearing"', 'model = "infinite"', "joints.pin.lubrication.model", "unknown"),
+    ("unknown supply", "transition = 0.95", 'transition = 0.95\nsupply = "groove"', "joints.pin.lubrication.supply",
+     "unknown"),
+    ("unknown key", "transition = 0.95", "transition = 0.95\nsuply = \"none\"", "joints.pin.lubrication.suply", ""),
     ("on an ideal joint", 'points = [["25 mm", "0 mm"], ["-60 mm", "0 mm"]]',
      'points = [["25 mm", "0 mm"], ["-60 mm", "0 mm"]]\nlubrication = { viscosity = "1 cP", length = "1 mm" }',
      "joints.crankpin.lubrication", "only a revolute_clearance joint"),

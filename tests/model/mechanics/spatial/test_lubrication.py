@@ -1,6 +1,7 @@
 """Oil film of a cylindrical clearance joint per slice: an aligned journal reproduces the
-planar lubricated joint for any number of slices, a tilting journal meets a restoring film
-moment, and the force differentiates in the viscosity."""
+planar lubricated joint (pressure resultant and viscous torques) for any number of slices, a
+tilting journal meets a restoring film moment, and the force differentiates in the
+viscosity."""
 
 import jax
 import jax.numpy as jnp
@@ -51,17 +52,23 @@ def _motion(eccentricity):
 def test_aligned_journal_sums_to_the_planar_joint(slices, eccentricity):
     journal, bearing = _motion(eccentricity)
     velocity = [_planar_velocity(b["velocity"], b["omega"], b["centre"], b["position"]) for b in (journal, bearing)]
-    radial, tangential = FILM.film_force(journal["centre"] - bearing["centre"], velocity[0] - velocity[1],
-                                         journal["omega"], bearing["omega"], RADIUS, CLEARANCE)
-    normal = jnp.asarray(eccentricity) / jnp.linalg.norm(jnp.asarray(eccentricity))
-    planar = radial * normal + tangential * jnp.array([-normal[1], normal[0]])
+    action = FILM.action(journal["centre"] - bearing["centre"], velocity[0] - velocity[1], journal["omega"],
+                         bearing["omega"], RADIUS, CLEARANCE)
+    planar = action.force
     rotation = rotation_matrix(axis_angle_quaternion(jnp.array([1.0, 2.0, -0.5]) / jnp.sqrt(5.25), 0.7))
     for turn in (jnp.eye(3), rotation):
         _, film = _spatial_slices(turn, slices, journal, bearing)
         expected = turn @ jnp.append(planar, 0.0)
-        np.testing.assert_allclose(film.sum(axis=0), expected, rtol=1e-10, atol=1e-9 * float(jnp.abs(planar).max()))
-        np.testing.assert_allclose(film, jnp.broadcast_to(expected / slices, film.shape), rtol=1e-10, atol=1e-6)
+        np.testing.assert_allclose(film.force.sum(axis=0), expected, rtol=1e-10,
+                                   atol=1e-9 * float(jnp.abs(planar).max()))
+        np.testing.assert_allclose(film.force, jnp.broadcast_to(expected / slices, film.force.shape), rtol=1e-10,
+                                   atol=1e-6)
+        for torques, torque in ((film.journal_torque, action.journal_torque), (film.bearing_torque,
+                                                                                action.bearing_torque)):
+            np.testing.assert_allclose(torques.sum(axis=0), torque * (turn @ Z), rtol=1e-10,
+                                       atol=1e-10 * float(jnp.abs(torque)))
     assert float(jnp.linalg.norm(planar)) > 1.0  # a real film force, not a trivial zero
+    assert abs(float(action.journal_torque)) > 1e-3  # and a real viscous torque
 
 
 def test_tilting_journal_meets_a_restoring_film_moment():
@@ -78,7 +85,7 @@ def test_tilting_journal_meets_a_restoring_film_moment():
                            jnp.zeros(3), Z, jnp.zeros(3), jnp.zeros(3), jnp.zeros(3), jnp.array([1.0, 0, 0]),
                            RADIUS, CLEARANCE, z)
     film = slice_film_forces(FILM, kin, jnp.array([1.0, 0, 0]), jnp.array([0.0, 1, 0]), Z,
-                             jnp.array([tilt_rate, 0.0, 0.0]), jnp.zeros(3), RADIUS, CLEARANCE)
+                             jnp.array([tilt_rate, 0.0, 0.0]), jnp.zeros(3), RADIUS, CLEARANCE).force
     end_a, end_b = end_forces(film, kin.axial, LENGTH)
     end_rate = kin.eccentricity_rate[-1] - kin.eccentricity_rate[0]
     assert float((end_b - end_a) @ end_rate) < 0.0  # the film resists the tilting
@@ -86,7 +93,8 @@ def test_tilting_journal_meets_a_restoring_film_moment():
     assert float(moment[0]) < 0.0  # opposes the tilt rate about +u
     np.testing.assert_allclose(film.sum(axis=0), 0.0, atol=1e-9 * float(jnp.abs(film).max()))
     _, aligned = _spatial_slices(jnp.eye(3), slices, journal, bearing)  # no motion, no film
-    np.testing.assert_allclose(aligned, 0.0, atol=1e-12)
+    for part in aligned:
+        np.testing.assert_allclose(part, 0.0, atol=1e-12)
 
 
 def test_slice_force_sum_differentiates_in_the_viscosity():
@@ -95,7 +103,7 @@ def test_slice_force_sum_differentiates_in_the_viscosity():
 
     def total(viscosity):
         film = Lubrication("finite_bearing", viscosity=viscosity, length=jnp.asarray(LENGTH))
-        forces = _spatial_slices(jnp.eye(3), 5, journal, bearing, film, tilted)[1]
+        forces = _spatial_slices(jnp.eye(3), 5, journal, bearing, film, tilted)[1].force
         return jnp.sum(forces @ jnp.array([0.6, -0.8, 0.0]))
 
     derivative = jax.grad(total)(jnp.asarray(0.4))
