@@ -19,6 +19,7 @@ from ._diffrax import result_code
 from .chord import root_finder
 from .explicit import LEAN_STAGE_SOLVERS
 from .peaks import PeakTracking
+from .projection import ConstraintProjection
 from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROSENBROCK_W_SOLVERS, SOLVERS,
                        SolverSettings)
 from .step_bound import OpenJointStepBound
@@ -52,7 +53,16 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     An explicit solver is diffrax's own where a reverse pass may recompute its steps
     (``reverse_differentiable``, default: ``settings.adjoint == "checkpoint"``), and
     otherwise the same method with the faster stage loop of :mod:`model.integrate.explicit`
-    (whose reverse-mode gradients on long stiff runs are noisier: that module's docstring)."""
+    (whose reverse-mode gradients on long stiff runs are noisier: that module's docstring).
+    With ``settings.projection_iterations`` > 0 it is wrapped in
+    :class:`~model.integrate.projection.ConstraintProjection`."""
+    solver = _base_solver(settings, rtol, atol, mechanism, reverse_differentiable)
+    if settings.projection_iterations > 0:
+        return ConstraintProjection(solver, settings.projection_iterations)
+    return solver
+
+
+def _base_solver(settings: SolverSettings, rtol, atol, mechanism, reverse_differentiable):
     if settings.solver not in SOLVERS:
         raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
                          "with model.resolve_solver before simulating")
