@@ -139,6 +139,8 @@ def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | Spat
         body_names=tuple(layout.names),
         clearance_names=tuple(name for name, _ in clearance),
         driver_names=tuple(d.name for d in config.drivers),
+        joint_names=tuple(joint.name for kind in ("revolute", "prismatic", "fixed")
+                          for joint in config.joints if joint.type == kind),
         beam_chains=beam_chains(config, layout),
         loads=point_loads(config, layout),
     )

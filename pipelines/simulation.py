@@ -27,6 +27,9 @@ from .flexible_outputs import flexible_arrays, flexible_summary
 POSITION_TOLERANCE = 1e-3
 ANGLE_TOLERANCE = 1e-2
 PROJECTION_WARNING = 1e-7
+# per ideal joint: the force (N, ground x and y) and moment (N m, about the joint's point)
+# on its second body, from the multipliers (model.mechanics.dynamics.joint_reactions)
+PLANAR_REACTIONS = ("reaction_x", "reaction_y", "reaction_moment")
 
 
 @dataclass
@@ -129,6 +132,10 @@ def timeseries_frame(run: SimulationRun) -> pd.DataFrame:
         columns[f"{name}.slip_velocity"] = np.asarray(trajectory.slip_velocity[:, k])
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
+    reactions = np.asarray(trajectory.joint_reactions)
+    for k, name in enumerate(mechanism.joint_names):
+        for c, label in enumerate(PLANAR_REACTIONS):
+            columns[f"{name}.{label}"] = reactions[:, k, c]
     columns.update(run.flexible_columns)
     return pd.DataFrame(columns)
 

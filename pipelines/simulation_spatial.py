@@ -113,6 +113,14 @@ def run_spatial(config: SpatialConfig, with_ideal: bool = True, **changes) -> Sp
                       _status(trajectory))
 
 
+CYLINDRICAL_FIELDS = ("tilt", "penetration", "normal_force", "normal_force_a", "normal_force_b", "tangential_force",
+                      "slip_velocity")
+SPHERICAL_FIELDS = ("penetration", "normal_force", "tangential_force", "slip_velocity")
+# per ideal joint: the force (N) and moment (N m, about the joint's point) on its second
+# body, ground frame, from the multipliers (model.mechanics.spatial.dynamics.joint_reactions)
+SPATIAL_REACTIONS = ("reaction_x", "reaction_y", "reaction_z", "reaction_mx", "reaction_my", "reaction_mz")
+
+
 def spatial_timeseries(run: SpatialRun, tracked: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """``B.x .. B.az`` per body, ``J.ex .. J.slip_velocity`` per clearance joint, the end
     orbits ``J.ex_a J.ey_a J.ex_b J.ey_b`` per cylindrical joint and ``P.x P.y P.z`` per
@@ -133,11 +141,15 @@ def spatial_timeseries(run: SpatialRun, tracked: dict[str, np.ndarray] | None = 
             columns[f"{name}.w{label}"] = v[:, 6 * b + 3 + k]
         for k, label in enumerate("xyz"):
             columns[f"{name}.a{label}"] = a[:, 6 * b + k]
+    cylinders = len(mechanism.cylindrical_joints)
     for k, name in enumerate(mechanism.clearance_names):
         columns[f"{name}.ex"] = np.asarray(trajectory.eccentricity[:, k, 0])
         columns[f"{name}.ey"] = np.asarray(trajectory.eccentricity[:, k, 1])
-        for field in ("tilt", "penetration", "normal_force", "normal_force_a", "normal_force_b", "tangential_force",
-                      "slip_velocity"):
+        # a spherical joint: its third component and no axis (tilt, end forces)
+        fields = CYLINDRICAL_FIELDS if k < cylinders else SPHERICAL_FIELDS
+        if k >= cylinders:
+            columns[f"{name}.ez"] = np.asarray(trajectory.eccentricity[:, k, 2])
+        for field in fields:
             columns[f"{name}.{field}"] = np.asarray(getattr(trajectory, field)[:, k])
     ends = end_eccentricities(mechanism, trajectory)
     for k, joint in enumerate(mechanism.cylindrical_joints):
@@ -149,6 +161,10 @@ def spatial_timeseries(run: SpatialRun, tracked: dict[str, np.ndarray] | None = 
             columns[f"{name}.{label}"] = path[:, k]
     for d, name in enumerate(mechanism.driver_names):
         columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
+    reactions = np.asarray(trajectory.joint_reactions)
+    for k, name in enumerate(mechanism.joint_names):
+        for c, label in enumerate(SPATIAL_REACTIONS):
+            columns[f"{name}.{label}"] = reactions[:, k, c]
     columns.update(run.flexible_columns)
     return pd.DataFrame(columns)
 

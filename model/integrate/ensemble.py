@@ -35,7 +35,8 @@ from jaxtyping import Array, Float, Int, PyTree
 from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from .peaks import Peaks, end_rate, initial_peaks, peaks_after_step
 from ._diffrax import RESULT_MAX_STEPS_REACHED, RESULT_SUCCESSFUL, WrapTerm, result_code
-from .solve import SolverSettings, SpatialTrajectory, Trajectory, _terms, make_controller, make_solver
+from .solve import (SolverSettings, SpatialTrajectory, Trajectory, _terms, make_controller, make_solver,
+                    with_projection)
 from .trajectory import trajectory_from_states
 
 _SUCCESS = RESULT_SUCCESSFUL
@@ -239,7 +240,8 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
         t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
     # the lanes' while loop has no reverse mode, so the lean explicit stage loop serves
     integrator = _Integrator(settings, _wrapped_terms(settings),
-                             make_solver(settings, mechanism=mechanisms, reverse_differentiable=False),
+                             with_projection(make_solver(settings, mechanism=mechanisms, reverse_differentiable=False),
+                                             settings),
                              output_times, t1_clip_floor)
 
     def point_inputs(indices):

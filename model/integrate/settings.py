@@ -66,6 +66,11 @@ class SolverSettings(eqx.Module):
     three, tests convergence on the *state* increment each iteration makes (scaled like
     the step-size controller's error, RMS norm): :class:`StageChord`, see
     ``docs/integration.md``.
+
+    ``projection_iterations``: after every step the state is projected back onto the
+    ideal joints' constraints (:class:`model.integrate.projection.ConstraintProjection`)
+    with that many Gauss-Newton steps on the positions and one linear projection of the
+    velocities; 0 leaves the constraints to Baumgarte stabilisation alone.
     """
 
     t_end: float = eqx.field(static=True)  # s
@@ -86,6 +91,9 @@ class SolverSettings(eqx.Module):
     root_kappa: float = eqx.field(static=True, default=1e-2)
     root_max_steps: int = eqx.field(static=True, default=10)
     jacobian_reuse: int = eqx.field(static=True, default=DEFAULT_JACOBIAN_REUSE)  # W-methods: steps per Jacobian
+    # project each step's end onto the ideal joints' constraints, with this many
+    # Gauss-Newton steps on the positions (model/integrate/projection.py); 0: Baumgarte alone
+    projection_iterations: int = eqx.field(static=True, default=1)
 
     @property
     def num_outputs(self) -> int:

@@ -19,6 +19,7 @@ from ._diffrax import result_code
 from .chord import root_finder
 from .explicit import LEAN_STAGE_SOLVERS
 from .peaks import PeakTracking
+from .projection import ConstraintProjection
 from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROSENBROCK_W_SOLVERS, SOLVERS,
                        SolverSettings)
 from .step_bound import OpenJointStepBound
@@ -52,7 +53,8 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     An explicit solver is diffrax's own where a reverse pass may recompute its steps
     (``reverse_differentiable``, default: ``settings.adjoint == "checkpoint"``), and
     otherwise the same method with the faster stage loop of :mod:`model.integrate.explicit`
-    (whose reverse-mode gradients on long stiff runs are noisier: that module's docstring)."""
+    (whose reverse-mode gradients on long stiff runs are noisier: that module's docstring).
+    The solves wrap it in :func:`with_projection`."""
     if settings.solver not in SOLVERS:
         raise ValueError(f"unknown solver {settings.solver!r}; choose from {sorted(SOLVERS)} or resolve 'auto' "
                          "with model.resolve_solver before simulating")
@@ -75,6 +77,15 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     rtol = settings.rtol if rtol is None else rtol
     atol = settings.atol if atol is None else atol
     return solver_class(root_finder=root_finder(settings, rtol, atol), root_find_max_steps=settings.root_max_steps)
+
+
+def with_projection(solver: diffrax.AbstractSolver, settings: SolverSettings) -> diffrax.AbstractSolver:
+    """``solver`` wrapped in :class:`~model.integrate.projection.ConstraintProjection` when
+    ``settings.projection_iterations`` > 0 (the default): each step's end is projected onto
+    the ideal joints' constraints. What :func:`solve` and the refilling lanes step."""
+    if settings.projection_iterations > 0:
+        return ConstraintProjection(solver, settings.projection_iterations)
+    return solver
 
 
 def make_controller(mechanism: AbstractMechanism, settings: SolverSettings, rtol=None, atol=None
@@ -113,7 +124,7 @@ def solve(
     work-precision sweep compiles once per solver.
     """
     y0 = mechanism.initial_state() if y0 is None else y0
-    solver = make_solver(settings, rtol, atol, mechanism)
+    solver = with_projection(make_solver(settings, rtol, atol, mechanism), settings)
     if settings.adjoint == "checkpoint":
         solver = NonFiniteStepsCarryNoGradient(solver)
     solution = diffrax.diffeqsolve(

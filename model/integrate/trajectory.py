@@ -8,11 +8,12 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ..mechanics.dynamics import State, evaluate
+from ..mechanics.dynamics import State, evaluate, joint_reactions
 from ..mechanics.interface import AbstractMechanism
 from ..mechanics.mechanism import Mechanism
 from ..mechanics.spatial import SpatialMechanism, SpatialState
 from ..mechanics.spatial import evaluate as evaluate_spatial
+from ..mechanics.spatial.dynamics import joint_reactions as spatial_joint_reactions
 from .peaks import Peaks
 from ._diffrax import result_message as result_message  # its codes are Trajectory.result
 
@@ -44,6 +45,9 @@ class Trajectory(eqx.Module):
     # contact peaks reduced over the accepted steps (model/integrate/peaks.py); None when
     # the states came from elsewhere, and the metrics then use the output samples
     peaks: Peaks | None = None
+    # per ideal joint (``Mechanism.joint_names``): force (N, x, y) and moment (N m, about
+    # the joint's point) on its second body, ground frame (model.mechanics.dynamics.joint_reactions)
+    joint_reactions: Float[Array, "times ideal_joints 3"] | None = None
 
     @property
     def body_positions(self) -> Float[Array, "times bodies 2"]:
@@ -84,6 +88,9 @@ class SpatialTrajectory(eqx.Module):
     rejected_steps: Int[Array, ""]
     result: Int[Array, ""]
     peaks: Peaks | None = None  # as Trajectory.peaks
+    # per ideal joint (``SpatialMechanism.joint_names``): force (N, x y z) and moment (N m, x y z,
+    # about the joint's point) on its second body, ground frame (spatial.dynamics.joint_reactions)
+    joint_reactions: Float[Array, "times ideal_joints 6"] | None = None
 
     @property
     def body_positions(self) -> Float[Array, "times bodies 3"]:
@@ -106,7 +113,8 @@ def _spatial_trajectory(mechanism: SpatialMechanism, t, states: SpatialState, st
         t, states.x, states.v, out.vdot, states.impact_memory, states.driver_work, c.eccentricity, c.tilt,
         c.penetration, c.normal_force, c.normal_force_a, c.normal_force_b, c.tangential_force, c.slip_velocity,
         c.slice_penetration, c.slice_normal_force, out.driver_torques, out.constraint_violation,
-        jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result), peaks)
+        jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result), peaks,
+        jax.vmap(lambda t_, x_, m_: spatial_joint_reactions(mechanism, t_, x_, m_))(t, states.x, out.multipliers))
 
 
 def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rejected_steps=0, result=0,
@@ -136,5 +144,7 @@ def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rej
         rejected_steps=jnp.asarray(rejected_steps),
         result=jnp.asarray(result),
         peaks=peaks,
+        joint_reactions=jax.vmap(lambda t_, q_, m_: joint_reactions(mechanism, t_, q_, m_))(
+            t, states.q, outputs.multipliers),
     )
 

@@ -55,6 +55,12 @@ class AbstractMechanism(eqx.Module):
         """``d flat / dt``: the equations of motion on the flat state."""
 
     @abc.abstractmethod
+    def project(self, t, flat: Float[Array, " n"], iterations: int = 1) -> Float[Array, " n"]:
+        """The flat state moved back onto the ideal joints' constraints at time ``t`` (s):
+        ``iterations`` Gauss-Newton steps on the positions, then one linear projection of
+        the velocities, in the mass matrix's metric (Bayo & Ledesma 1996; Blajer 2002)."""
+
+    @abc.abstractmethod
     def contact_kinematics(self, flat: Float[Array, " n"]) -> Float[Array, "2 joints"]:
         """``[penetration (m), normal rate (m/s)]`` per clearance joint: for a joint with
         several contact slots (a sliced cylinder), the deepest slot's."""

@@ -145,6 +145,8 @@ class Mechanism(AbstractMechanism):
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
     driver_names: tuple[str, ...] = eqx.field(static=True, default=())
+    # the ideal joints' names in constraint order: revolute, then prismatic, then fixed joints
+    joint_names: tuple[str, ...] = eqx.field(static=True, default=())
     # Flexible bodies (chains of rigid segments, model/mechanics/flexible.py) and point loads.
     beam_chains: tuple[BeamChain, ...] = ()
     loads: tuple[PointLoad, ...] = ()
@@ -170,8 +172,13 @@ class Mechanism(AbstractMechanism):
             )
             for joint in self.clearance_joints
         )
+        names = self.joint_names
+        if len(names) == len(self.revolute_joints) + len(self.prismatic_joints) + len(self.fixed_joints):
+            count = len(self.revolute_joints)
+            names = names[:count] + self.clearance_names + names[count:]
         return dataclasses.replace(
-            self, revolute_joints=self.revolute_joints + pins, clearance_joints=(), clearance_names=()
+            self, revolute_joints=self.revolute_joints + pins, clearance_joints=(), clearance_names=(),
+            joint_names=names,
         )
 
     def initial_state(self):
@@ -199,6 +206,11 @@ class Mechanism(AbstractMechanism):
         from .dynamics import flat_vector_field
 
         return flat_vector_field(t, flat, self)
+
+    def project(self, t, flat, iterations=1):
+        from .dynamics import flat_projection
+
+        return flat_projection(t, flat, self, iterations)
 
     def body_accelerations(self, flat_rate):
         # the rate of the velocities qd is qdd = [x'', y'', theta''] per body

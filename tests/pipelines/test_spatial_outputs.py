@@ -79,3 +79,37 @@ def test_spatial_plots_are_written(double_link, tmp_path):
     names = plot_all(run, tmp_path)
     assert names == ["tracked_points.png", "end_forces.png", "orbits.png", "friction.png"]
     assert all((tmp_path / name).stat().st_size > 0 for name in names)
+
+
+def test_spherical_clearance_joint_columns_and_reactions():
+    """A spherical clearance joint writes its eccentricity's three components and none of the
+    cylindrical joint's axis columns; every named ideal joint writes its reaction."""
+    from model.mechanics.spatial import GROUND, SpatialJoint
+    from pipelines.config.spatial import spatial_from_dict
+    from pipelines.simulation_spatial import SPATIAL_REACTIONS, spatial_timeseries
+    from tests.model.mechanics.spatial.test_spherical import _ball_config
+    import dataclasses
+
+    mechanism = build_spatial(spatial_from_dict(_ball_config(), "ball.toml"))
+    axis = jnp.array([0.0, 0.0, 1.0])
+    hinge = SpatialJoint("revolute", GROUND, 0, jnp.zeros(3), jnp.zeros(3), axis, axis, jnp.array([1.0, 0.0, 0.0]),
+                         jnp.array([1.0, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0]))
+    mechanism = dataclasses.replace(mechanism, joints=(hinge,), joint_names=("hinge",))
+    times = 3
+    joint = np.ones((times, 1))
+    eccentricity = np.tile([1e-5, 2e-5, 3e-5], (times, 1, 1))
+    reactions = np.arange(times * 6, dtype=float).reshape(times, 1, 6)
+    trajectory = SimpleNamespace(
+        t=np.linspace(0.0, 1e-3, times), x=np.repeat(np.asarray(mechanism.initial_positions)[None], times, 0),
+        v=np.zeros((times, 6)), vdot=np.zeros((times, 6)), eccentricity=eccentricity, penetration=-joint,
+        normal_force=0 * joint, tangential_force=0 * joint, slip_velocity=0 * joint, tilt=0 * joint,
+        normal_force_a=0 * joint, normal_force_b=0 * joint, driver_torques=np.zeros((times, 0)),
+        joint_reactions=reactions)
+    run = SimpleNamespace(mechanism=mechanism, trajectory=trajectory, flexible_columns={})
+    series = spatial_timeseries(run)
+    name = mechanism.clearance_names[0]
+    for k, component in enumerate(("ex", "ey", "ez")):
+        np.testing.assert_array_equal(series[f"{name}.{component}"], eccentricity[:, 0, k])
+    assert not {f"{name}.{k}" for k in ("tilt", "normal_force_a", "normal_force_b", "ex_a", "ey_a")} & set(series)
+    for k, label in enumerate(SPATIAL_REACTIONS):
+        np.testing.assert_array_equal(series[f"hinge.{label}"], reactions[:, 0, k])

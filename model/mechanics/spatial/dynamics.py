@@ -10,6 +10,7 @@ The impact memory's normal accelerations are written out
 (:func:`~.forces.contact_normal_accelerations`).
 """
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -17,16 +18,16 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
-from ...geometry.quaternion import rotation_matrix
+from ...geometry.quaternion import quaternion_product, rotation_matrix
 from ...geometry.vectors import dot, times_transpose
 from ..dynamics import spd_solve
 from .constraints import (acceleration_rhs, all_constraints, frames, body_pose, body_twist, constraint_jacobian,
                           jacobian_row_groups,
-                          driver_rows, position_rate, velocity_rhs)
+                          constraint_rate, driver_rows, point_position, position_rate, velocity_rhs, ROWS)
 from .beams import beam_forces
 from .forces import (SpatialContactState, applied_forces, contact_forces, contact_normal_accelerations,
                      contact_normal_rates)
-from .mechanism import POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
+from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
 
 
 class SpatialState(NamedTuple):
@@ -183,6 +184,34 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEval
     return SpatialEvaluation(vdot, multipliers, contact, driver_torques, violation)
 
 
+def joint_reactions(mechanism: SpatialMechanism, t, x, multipliers: Float[Array, " m"]) -> Float[Array, "joints 6"]:
+    """The force (N) and moment (N m, about the joint's point on that body), ground frame,
+    each ideal joint exerts on its second body ``j``, from the multipliers: a joint's rows
+    apply ``-Phi_v^T lambda`` to the bodies' twists ``[rdot, omega]`` (Nikravesh 1988 §6),
+    the force on the linear and the moment about the centre of mass on the angular rows.
+    Joints in ``mechanism.joints`` order. A joint whose second body is the ground reports
+    the wrench on the ground (the opposite of body ``i``'s). Rows removed as redundant
+    (``kept_rows``) carry no multiplier, so a redundantly constrained loop's share between
+    its joints is the one of the kept rows. The multipliers include Baumgarte's
+    stabilising terms."""
+    full = dataclasses.replace(mechanism, kept_rows=None)
+    jacobian = constraint_jacobian(full, x, t)
+    total = jacobian.shape[0]
+    if mechanism.kept_rows is not None:
+        multipliers = jnp.zeros(total, x.dtype).at[jnp.asarray(mechanism.kept_rows, dtype=int)].set(multipliers)
+    reactions, first = [], 0
+    for joint in mechanism.joints:
+        size = ROWS[joint.kind]
+        generalised = -(multipliers[first : first + size] @ jacobian[first : first + size])
+        first += size
+        body, point, sign = ((joint.body_j, joint.point_j, 1.0) if joint.body_j != GROUND
+                             else (joint.body_i, joint.point_i + joint.offset, -1.0))
+        force, moment = generalised[6 * body : 6 * body + 3], generalised[6 * body + 3 : 6 * body + 6]
+        arm = point_position(x, body, point) - body_pose(x, body)[0]
+        reactions.append(sign * jnp.concatenate([force, moment - jnp.cross(arm, force)]))
+    return jnp.stack(reactions) if reactions else jnp.zeros((0, 6), x.dtype)
+
+
 def vector_field(t, state: SpatialState, mechanism: SpatialMechanism) -> SpatialState:
     out = evaluate(mechanism, t, state)
     x_rate = position_rate(mechanism, state.x, state.v)
@@ -207,6 +236,52 @@ def unflatten_state(flat, num_bodies: int, memory_size: int) -> SpatialState:
 def flat_vector_field(t, flat, mechanism: SpatialMechanism):
     state = unflatten_state(flat, mechanism.num_bodies, mechanism.memory_size)
     return flatten_state(vector_field(t, state, mechanism))
+
+
+def _retract_small(x, correction, num_bodies):
+    """``x`` moved by a small velocity-space correction ``[dr, dtheta]`` per body: ``r + dr``
+    and the quaternion turned by ``dtheta`` to first order, ``p + (0, dtheta) p / 2``,
+    renormalised (second-order terms in ``|dtheta|`` dropped: the corrections of
+    :func:`project_state` are of the order of the constraint violation)."""
+    parts = []
+    for body in range(num_bodies):
+        position, quaternion = body_pose(x, body)
+        translation, rotation = body_twist(correction, body)
+        turned = quaternion + 0.5 * quaternion_product(jnp.concatenate([jnp.zeros(1, x.dtype), rotation]), quaternion)
+        parts += [position + translation, turned / jnp.sqrt(turned @ turned)]
+    return jnp.concatenate(parts)
+
+
+def project_state(mechanism: SpatialMechanism, t, state: SpatialState, iterations: int = 1) -> SpatialState:
+    """``state`` moved back onto the constraints: positions by ``iterations`` Gauss-Newton
+    steps on ``Phi(x, t) = 0``, then velocities onto ``Phi_v v + Phi_t = 0`` by one linear
+    projection, both of least kinetic-energy norm (the metric of the mass matrix; Bayo &
+    Ledesma 1996, Blajer 2002): ``dv = -M^-1 Phi_v^T (Phi_v M^-1 Phi_v^T)^-1 r`` for a
+    residual ``r``, formed by :func:`constrained_accelerations` with no applied force and
+    ``gamma = -r``. A position correction is a twist-space step applied by
+    :func:`_retract_small`. The Jacobian and inertias are taken once, at the given
+    positions (a simplified Gauss-Newton iteration). Impact memory and driver work are kept;
+    the quaternions come back normalised. Pure JAX, differentiable."""
+    x, v = state.x, state.v
+    groups = jacobian_row_groups(mechanism, x, t)
+    if not groups:
+        return state
+    inverse_inertias = world_inverse_inertias(mechanism, x)
+    zero = jnp.zeros_like(v)
+
+    def correction(residual):
+        return constrained_accelerations(mechanism, groups, inverse_inertias, zero, -residual)[0]
+
+    for _ in range(iterations):
+        x = _retract_small(x, correction(all_constraints(mechanism, x, t)), mechanism.num_bodies)
+    v = v + correction(constraint_rate(mechanism, x, v, t))
+    return SpatialState(x, v, state.impact_memory, state.driver_work)
+
+
+def flat_projection(t, flat, mechanism: SpatialMechanism, iterations: int = 1):
+    """:func:`project_state` on :func:`flatten_state` vectors."""
+    state = unflatten_state(flat, mechanism.num_bodies, mechanism.memory_size)
+    return flatten_state(project_state(mechanism, t, state, iterations))
 
 
 def _retract(x, correction, num_bodies):

@@ -243,6 +243,11 @@ class SpatialMechanism(AbstractMechanism):
 
         return flat_vector_field(t, flat, self)
 
+    def project(self, t, flat, iterations=1):
+        from .dynamics import flat_projection
+
+        return flat_projection(t, flat, self, iterations)
+
     def body_accelerations(self, flat_rate):
         # the rate of the velocities v = [rdot, omega] per body; rdot's is the acceleration
         return self.unflatten(flat_rate).v.reshape(-1, 2, 3)[:, 0, :]
