@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         # callback, so the sweep's executables can go to JAX's persistent cache.
         os.environ.setdefault("EQX_ON_ERROR", "nan")
     args = build_parser(argv).parse_args(argv)
+    import model
+
+    model.configure()  # float64 and the tuned XLA CPU flags, before any computation
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)

@@ -287,7 +287,9 @@ class SweepWorker:
 
     def __init__(self, cache_folder: str):
         prefer_single_threaded_cpu()  # before this process's first JAX computation
-        import model  # noqa: F401  (float64)
+        import model
+
+        model.configure()  # float64 and the package's XLA CPU flags, before the first computation
 
         enable_compilation_cache(cache_folder)
         self.runners: dict[int, Callable] = {}
