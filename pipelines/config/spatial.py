@@ -195,14 +195,124 @@ class _Reader:
             self.fail(f"{key}.{where}" if where else key, first["msg"])
 
 
-BODY_KEYS = ("name", "mass", "inertia", "position", "rotation", "flexible")
+@dataclass(frozen=True)
+class Key:
+    """One key of a spatial table, as the validator reads it and docs/config.md shows it."""
+
+    name: str
+    kind: str
+    unit: str
+    default: str
+    meaning: str
+
+
+_JOINT_KINDS = ", ".join(f"`{kind}`" for kind in SPATIAL_JOINT_TYPES)
+_CLEARANCE_COMMON = (
+    Key("clearance", "quantity", "m", "required", "radial clearance: socket (bearing) radius minus ball (journal) radius"),
+    Key("materials", "[string, string]", "", "empty", "material names of [journal or ball body, bearing or socket body]; "
+        'required for `stiffness = "hertz"`'),
+    Key("contact", "table", "", "required", "normal contact law: the planar `joints.contact` table; `stiffness` may "
+        'also be `"palmgren"` (line contact, cylindrical joints)'),
+    Key("friction", "table", "", "no friction", "friction law: the planar `joints.friction` table"),
+)
+# Every key each table of the format accepts (the validator refuses any other).
+SPATIAL_TABLES: dict[str, tuple[str, tuple[Key, ...]]] = {
+    "top level": ("A spatial mechanism file.", (
+        Key("dimension", "integer", "", "`2`", "`3` for this format"),
+        Key("name", "string", "", '`"mechanism"`', "the mechanism's name"),
+        Key("gravity", "[quantity, quantity, quantity]", "m/s^2", "zero", "gravitational acceleration, ground frame"),
+        Key("materials", "tables by name", "", "empty", "`youngs_modulus` (Pa) and `poisson_ratio`, as planar"),
+        Key("bodies", "array of tables", "", "empty", "rigid or flexible bodies"),
+        Key("joints", "array of tables", "", "empty", "ideal and clearance joints"),
+        Key("drivers", "array of tables", "", "empty", "drives on revolute joints"),
+        Key("loads", "array of tables", "", "empty", "constant forces and torques on bodies"),
+        Key("tracked_points", "array of tables", "", "empty", "body points whose paths `simulate` writes and plots"),
+        Key("initial", "table", "", "(table defaults)", "as planar: `velocities = \"from_drivers\"` or `\"zero\"`"),
+        Key("simulation", "table", "", "required", "as planar: `t_end`, `output_interval`, solver and tolerances"),
+    )),
+    "`bodies`": ("A body; ``position`` is its centre of mass at t = 0 in the ground frame.", (
+        Key("name", "string", "", "required", "the body's name"),
+        Key("mass", "quantity", "kg", "required", "mass, > 0"),
+        Key("inertia", "[3 quantities] or 3 x 3 quantities", "kg*m^2", "required",
+            "principal moments about the body axes, or the full tensor in the body frame"),
+        Key("position", "[quantity, quantity, quantity]", "m", "required", "centre of mass at t = 0, ground frame"),
+        Key("rotation", "table `{axis, angle}`", "rad", "none", "orientation at t = 0: a unit axis (ground frame) and an angle"),
+        Key("flexible", "table", "", "none", "beam elements along the body's x axis: the planar `bodies.flexible` table"),
+    )),
+    "`joints`, every type": (f"A joint between two bodies (or a body and `ground`); `type` is one of {_JOINT_KINDS}.", (
+        Key("name", "string", "", "required", "the joint's name"),
+        Key("type", "string", "", "required", f"one of {_JOINT_KINDS}"),
+        Key("bodies", "[string, string]", "", "required", "the two bodies; for a clearance joint [journal or ball body, "
+            "bearing or socket body]"),
+        Key("points", "[[3 quantities], [3 quantities]]", "m", "both at the centres of mass",
+            "the joint point in each body's frame"),
+        Key("axis", "[number, number, number]", "", "required but for spherical joints",
+            "unit joint axis at t = 0, ground frame (cylindrical clearance: the bearing axis)"),
+    )),
+    '`joints` with `type = "cylindrical_clearance"`': (
+        "A journal in a bearing over a contact `length`, cut into `slices` discs, each with its own penetration, "
+        "contact force and friction (docs/spatial.md).", (
+            Key("bearing_radius", "quantity", "m", "required", "bearing radius; must exceed the clearance"),
+            *_CLEARANCE_COMMON,
+            Key("length", "quantity", "m", "required", "contact length along the axis, > 0 and <= 2 m"),
+            Key("slices", "integer", "", "`10`", "number of slices along the contact length"),
+            Key("axial", "one of `fixed`, `free`", "", '`"fixed"`', "whether the journal is held axially in the bearing"),
+            Key("initial_eccentricity", "[quantity, quantity]", "m", "centred",
+                "journal centre in the bearing's cross-section axes at t = 0"),
+            Key("lubrication", "table", "", "none", "oil film, the planar `joints.lubrication` table "
+                "(`length` defaults to the contact length)"),
+        )),
+    '`joints` with `type = "spherical_clearance"`': (
+        'A ball in a spherical socket: one point contact, Hertz stiffness from the radii and materials with '
+        '`stiffness = "hertz"` (Flores, Ambrosio, Claro & Lankarani 2006).', (
+            Key("socket_radius", "quantity", "m", "required", "socket radius; the ball's is socket_radius - clearance"),
+            *_CLEARANCE_COMMON,
+            Key("initial_eccentricity", "[quantity, quantity, quantity]", "m", "centred",
+                "ball centre relative to the socket's at t = 0, ground frame"),
+        )),
+    "`drivers`": ("A drive on an ideal revolute joint.", (
+        Key("name", "string", "", "required", "the driver's name"),
+        Key("joint", "string", "", "required", "the revolute joint it drives"),
+        Key("type", "one of `constant_speed`, `constant_torque`", "", "required", "what it imposes"),
+        Key("speed", "quantity", "rad/s", "required for constant_speed", "relative angular speed about the joint axis"),
+        Key("torque", "quantity", "N*m", "required for constant_torque", "torque about the joint axis"),
+    )),
+    "`loads`": ("A constant force at a body point, or a torque, ground frame.", (
+        Key("name", "string", "", "required", "the load's name"),
+        Key("body", "string", "", "required", "the body it acts on"),
+        Key("type", "one of `force`, `torque`", "", "required", "what it applies"),
+        Key("point", "[quantity, quantity, quantity]", "m", "centre of mass", "point of a force, body frame"),
+        Key("value", "[3 quantities]", "N or N*m", "required", "force or torque vector, ground frame"),
+        Key("enabled", "boolean", "", "`true`", "switch the load off without removing it"),
+    )),
+    "`tracked_points`": ("A body point whose ground-frame path `simulate` writes (`P.x P.y P.z`) and plots.", (
+        Key("name", "string", "", "required", "the point's name (its column prefix)"),
+        Key("body", "string", "", "required", "the body it is fixed to"),
+        Key("point", "[quantity, quantity, quantity]", "m", "required", "the point in the body's frame"),
+    )),
+}
+
+
+def _keys(title: str) -> tuple[str, ...]:
+    return tuple(key.name for key in SPATIAL_TABLES[title][1])
+
+
+BODY_KEYS = _keys("`bodies`")
+JOINT_KEYS = {kind: _keys("`joints`, every type") for kind in SPATIAL_JOINT_TYPES}
+JOINT_KEYS["cylindrical_clearance"] += _keys('`joints` with `type = "cylindrical_clearance"`')
+JOINT_KEYS["spherical_clearance"] += _keys('`joints` with `type = "spherical_clearance"`')
+ALL_JOINT_KEYS = tuple(dict.fromkeys(key for keys in JOINT_KEYS.values() for key in keys))
+
+
+def _refuse_unknown(reader: "_Reader", raw: dict, allowed: tuple[str, ...], key: str, what: str) -> None:
+    for unknown in sorted(set(raw) - set(allowed)):
+        reader.fail(f"{key}.{unknown}" if key else unknown, f"unknown key; {what} has {', '.join(allowed)}")
 
 
 def _body(reader: _Reader, raw: dict, index: int) -> dict:
     name = raw.get("name") or reader.fail(f"bodies.{index}.name", "missing")
     key = f"bodies.{name}"
-    for unknown in set(raw) - set(BODY_KEYS):
-        reader.fail(f"{key}.{unknown}", f"unknown key; a body has {', '.join(BODY_KEYS)}")
+    _refuse_unknown(reader, raw, BODY_KEYS, key, "a body")
     inertia = raw.get("inertia")
     if isinstance(inertia, list) and len(inertia) == 3 and all(isinstance(row, list) for row in inertia):
         tensor = [reader.vector(row, "inertia", f"{key}.inertia[{i}]") for i, row in enumerate(inertia)]
@@ -260,6 +370,8 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         reader.fail(f"{key}.type", f"{kind!r} is a planar joint; a dimension = 3 file uses cylindrical_clearance or spherical_clearance")
     if kind not in SPATIAL_JOINT_TYPES:
         reader.fail(f"{key}.type", f"unknown spatial joint type {kind!r}; choose from {', '.join(SPATIAL_JOINT_TYPES)}")
+    # A key of another joint type is ignored (an override may change `type` and leave them).
+    _refuse_unknown(reader, raw, ALL_JOINT_KEYS, key, "a joint")
     pair = raw.get("bodies")
     if not isinstance(pair, list) or len(pair) != 2:
         reader.fail(f"{key}.bodies", "expected two body names")
@@ -322,6 +434,7 @@ def _lubrication(reader: _Reader, raw, contact_length: float, key: str):
 def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
     name = raw.get("name") or reader.fail(f"loads.{index}.name", "missing")
     key = f"loads.{name}"
+    _refuse_unknown(reader, raw, _keys("`loads`"), key, "a load")
     if raw.get("body") not in bodies:
         reader.fail(f"{key}.body", f"no body named {raw.get('body')!r}")
     kind = raw.get("type")
@@ -338,6 +451,7 @@ def _load(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
 def _tracked_point(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
     name = raw.get("name") or reader.fail(f"tracked_points.{index}.name", "missing")
     key = f"tracked_points.{name}"
+    _refuse_unknown(reader, raw, _keys("`tracked_points`"), key, "a tracked point")
     if raw.get("body") not in bodies:
         reader.fail(f"{key}.body", f"no body named {raw.get('body')!r}")
     return dict(name=name, body=raw["body"], point=reader.vector(raw.get("point"), "length", f"{key}.point"))
@@ -346,6 +460,7 @@ def _tracked_point(reader: _Reader, raw: dict, index: int, bodies: set) -> dict:
 def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
     name = raw.get("name") or reader.fail(f"drivers.{index}.name", "missing")
     key = f"drivers.{name}"
+    _refuse_unknown(reader, raw, _keys("`drivers`"), key, "a driver")
     if joints.get(raw.get("joint")) != "revolute":
         reader.fail(f"{key}.joint", f"must name a revolute joint, got {raw.get('joint')!r}")
     kind = raw.get("type")
@@ -361,6 +476,7 @@ def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
 def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
     """Validate a raw ``dimension = 3`` mechanism."""
     reader = _Reader(source)
+    _refuse_unknown(reader, raw, _keys("top level"), "", "a spatial mechanism file")
     materials = {name: reader.section(Material, value, f"materials.{name}") for name, value in raw.get("materials", {}).items()}
     bodies = [_body(reader, body, i) for i, body in enumerate(raw.get("bodies", []))]
     names = {b["name"] for b in bodies}
