@@ -21,7 +21,10 @@ COMMANDS = {
     "optimize": ("pipelines.commands.optimize", "clearance tolerance design"),
     "converge": ("pipelines.commands.converge", "contact-stiffness convergence study"),
     "export-adams": ("pipelines.commands.export_adams", "ADAMS IMPACT/friction parameters"),
+    "animate": ("pipelines.commands.animate", "animate a simulate run (GIF, or MP4 with ffmpeg)"),
 }
+# subcommands whose positional argument is a run folder, not a config file
+RUN_DIR_COMMANDS = ("animate",)
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
@@ -30,12 +33,16 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     chosen = next((a for a in argv if a in COMMANDS), None)
     for name, (module_name, help_text) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text)
-        sub.add_argument("config", help="TOML config file")
-        sub.add_argument(
-            "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
-            help='override a config value, e.g. --set joints.pin.clearance="0.25 mm"',
-        )
-        sub.add_argument("--out", default=None, help="output folder (default outputs/<command>/<config name>/)")
+        if name in RUN_DIR_COMMANDS:
+            sub.add_argument("config", metavar="RUN_DIR", help="folder written by clearance simulate")
+            sub.add_argument("--out", default=None, help="output folder (default RUN_DIR)")
+        else:
+            sub.add_argument("config", help="TOML config file")
+            sub.add_argument(
+                "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                help='override a config value, e.g. --set joints.pin.clearance="0.25 mm"',
+            )
+            sub.add_argument("--out", default=None, help="output folder (default outputs/<command>/<config name>/)")
         if name == chosen:
             importlib.import_module(module_name).add_arguments(sub)
     return parser

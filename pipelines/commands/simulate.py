@@ -12,6 +12,21 @@ from ..io import default_output_dir, write_json, write_parquet
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-ideal", action="store_true", help="skip the ideal-joint comparison run")
     parser.add_argument("--no-plots", action="store_true", help="write data only")
+    parser.add_argument("--animate", action="store_true", help="also write animation.gif (see clearance animate)")
+    from .animate import add_animation_options
+
+    add_animation_options(parser)
+
+
+def _finish(out, mechanism, name: str, args: argparse.Namespace) -> list[str]:
+    """``geometry.json`` (what ``clearance animate`` draws from) and, with ``--animate``, the animation."""
+    from ..animation import animate_run, write_geometry
+
+    write_geometry(out, mechanism, name)
+    if not args.animate:
+        return []
+    path = animate_run(out, frames=args.animation_frames, fps=args.animation_fps, fmt=args.animation_format)
+    return [path.name]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     data = summary(result)
     write_json(out / "summary.json", data)
     plots = [] if args.no_plots else plot_simulation(result, out)
+    plots += _finish(out, result.mechanism, config.name, args)
     solver = data["solver"]
     print(
         f"{solver['name']}: {solver['steps']} steps ({solver['rejected_steps']} rejected), "
@@ -56,6 +72,7 @@ def _run_spatial(config, args: argparse.Namespace) -> int:
     data = spatial_summary(result)
     write_json(out / "summary.json", data)
     plots = [] if args.no_plots else plot_spatial(result, out)
+    plots += _finish(out, result.mechanism, config.name, args)
     solver = data["solver"]
     print(f"{solver['name']}: {solver['steps']} steps ({solver['rejected_steps']} rejected), "
           f"compile {solver['compile_seconds']:.1f} s, run {solver['run_seconds']:.2f} s, status {solver['status']}")
