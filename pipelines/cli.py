@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 def console_main() -> None:
     """The ``clearance`` executable: :func:`main`, then an exit that skips the interpreter's
     teardown. Every output is written atomically and closed by then, and tearing down JAX's
-    runtime (its compiled executables, thread pools and client) took 0.7 s of every
-    command's wall time (measured on a warm 16-point sweep); ``os._exit`` ends the process
+    runtime (its compiled executables, thread pools and client) is a noticeable share of a
+    short command's wall time (docs/BENCHMARKS.md, section 1c); ``os._exit`` ends the process
     without it, after flushing what is still buffered on stdout and stderr."""
     code = main()
     sys.stdout.flush()

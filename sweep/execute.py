@@ -189,9 +189,8 @@ _PROCESS_WORKER: "SweepWorker | None" = None
 def worker_cores(workers: int) -> tuple[int, ...]:
     """The cores worker processes are pinned to, one each: this process's usable cores when
     there are at least ``workers`` of them (Linux), else ``()`` (no pinning). Pinned, a
-    worker's idle XLA threads spin on its own core instead of taking another worker's: on
-    2 cores that was the difference between 1.1x and 2.2x from a second worker
-    (docs/BENCHMARKS.md §1)."""
+    worker's idle XLA threads spin on its own core instead of taking another worker's
+    (what a second worker gains with and without pinning: docs/BENCHMARKS.md §1)."""
     try:
         cores = tuple(sorted(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -212,8 +211,7 @@ def _start_worker(cache_folder: str, cores: tuple[int, ...], started) -> None:
     global _PROCESS_WORKER
     # A worker's results have gone back through the pool's pipe by the time it exits, and
     # multiprocessing has run its own exit handlers before the interpreter's teardown:
-    # ending there skips tearing down JAX's runtime (0.5 s that the executor's close
-    # waited for on a warm 256-point sweep).
+    # ending there skips tearing down JAX's runtime, which the executor's close would wait for.
     atexit.register(os._exit, 0)
     if cores:
         with started.get_lock():

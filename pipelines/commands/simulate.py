@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..config import load_mechanism
 from ..errors import ClearanceError
@@ -16,6 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from .animate import add_animation_options
 
     add_animation_options(parser)
+
+
+def _progress() -> bool:
+    """A progress bar over simulated time when a person watches the terminal."""
+    return sys.stderr.isatty()
 
 
 def _finish(out, mechanism, name: str, args: argparse.Namespace) -> list[str]:
@@ -38,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_spatial(config, args)
     out = default_output_dir("simulate", args.config, args.out)
     print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms) ...", flush=True)
-    result = run_simulation(config, with_ideal=not args.no_ideal)
+    result = run_simulation(config, with_ideal=not args.no_ideal, progress=_progress())
     write_parquet(out / "timeseries.parquet", timeseries_frame(result))
     data = summary(result)
     write_json(out / "summary.json", data)
@@ -65,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_spatial(config, args: argparse.Namespace) -> int:
     from ..simulation_spatial import plot_spatial, run_spatial, spatial_summary, spatial_timeseries, tracked_point_paths
 
-    result = run_spatial(config, with_ideal=not args.no_ideal)
+    result = run_spatial(config, with_ideal=not args.no_ideal, progress=_progress())
     out = default_output_dir("simulate", args.config, args.out)
     print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms, spatial) ...", flush=True)
     write_parquet(out / "timeseries.parquet", spatial_timeseries(result, tracked_point_paths(result, result.trajectory)))
