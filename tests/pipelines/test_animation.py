@@ -47,9 +47,9 @@ def _run_folder(folder, config_path):
                                     "configs/flores_flexible.toml"])
 def test_frames_are_drawn(tmp_path, config):
     folder = _run_folder(tmp_path, config)
-    path = animate_run(folder, frames=3, progress=False)
+    path = animate_run(folder, frames=2, progress=False)
     with Image.open(path) as image:
-        assert image.n_frames == 3
+        assert image.n_frames == 2
 
 
 def test_the_command_writes_into_the_run_folder_and_refuses_a_folder_without_a_run(tmp_path, capsys):
