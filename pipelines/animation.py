@@ -138,6 +138,8 @@ def animate_run(run_dir: str | Path, frames: int = 120, fps: int = 20, fmt: str 
     for needed in ("timeseries.parquet", GEOMETRY_FILE):
         if not (run_dir / needed).is_file():
             raise ClearanceError(f"{run_dir}: no {needed}; animate a folder written by `clearance simulate`")
+    if frames < 2 or fps < 1:
+        raise ClearanceError(f"--frames must be >= 2 and --fps >= 1, got {frames} and {fps}")
     if fmt not in FORMATS:
         raise ClearanceError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     if fmt == "mp4" and shutil.which("ffmpeg") is None:
