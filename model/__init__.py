@@ -11,10 +11,12 @@ Subpackages, one concern each:
   dry contact;
 - :mod:`model.metrics` — summary metrics of a trajectory.
 
-Importing this package enables JAX float64 (``model/_config.py``).
+Importing this package enables JAX float64 and changes nothing else; :func:`configure`
+applies the package's tuned XLA CPU flags (``model/_config.py``, docs/api.md).
 """
 
 from . import _config as _config
+from ._config import configure as configure
 from .contact import FRICTION_LAWS as FRICTION_LAWS
 from .contact import NORMAL_FORCE_LAWS as NORMAL_FORCE_LAWS
 from .contact import AbstractFrictionLaw as AbstractFrictionLaw

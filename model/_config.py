@@ -1,28 +1,24 @@
 """Numerical set-up shared by every dynamics module.
 
-- **float64.** Contact mechanics spans penetrations of ~1e-7 m against positions of ~1e-1
-  m and forces that rise by orders of magnitude within microseconds; float32 cannot
-  resolve that, so the package enables JAX's 64-bit mode as soon as any part of it is
-  imported.
-- **XLA's CPU code generator.** A mechanism's vector field is a few thousand scalar
-  operations on arrays of a few elements per lane; two of XLA's CPU defaults in jaxlib
-  0.10 cost time there, so importing the package adds both flags below to ``XLA_FLAGS``
-  (each unless the user set it). Like any XLA flag they take effect only if JAX has not
-  yet started its CPU backend in the process (import ``model`` before the first
-  computation).
+- **float64, on import.** Contact mechanics spans penetrations of ~1e-7 m against
+  positions of ~1e-1 m and forces that rise by orders of magnitude within microseconds;
+  float32 cannot resolve that, so importing any part of the package enables JAX's 64-bit
+  mode (``jax_enable_x64``). This is the only global setting an import changes.
+- **XLA's CPU code generator, on request.** :func:`configure` adds the two flags of
+  :data:`CPU_FLAGS` to ``XLA_FLAGS`` (each unless the user set it there). The ``clearance``
+  command, its sweep workers and the test suite call it; a Python user may, before the
+  first JAX computation of the process (XLA reads its flags once, when JAX starts its CPU
+  backend). Importing ``model`` leaves ``XLA_FLAGS`` alone.
 
-  - ``--xla_cpu_use_fusion_emitters=false``: the fusion emitters spend 1.4-2x longer
-    compiling than the elemental emitters and the code they emit is no faster. Measured
-    on this project's 2-core machine (compile of one ``jit(simulate)``, Flores
-    slider-crank): planar 5.2 s against 2.7 s, spatial 17.5 s against 12.7 s, flexible
-    7.4 s against 3.6 s; the refilling-lane sweep of 64 Flores points ran 13.6 against
-    15.7 simulations per second.
+  - ``--xla_cpu_use_fusion_emitters=false``: XLA's fusion emitters compile a mechanism's
+    vector field (a few thousand scalar operations on arrays of a few elements) markedly
+    slower than the elemental emitters, and the code they emit is no faster.
   - ``--xla_cpu_experimental_ynn_fusion_type=`` (empty: none): by default XLA hands
     reductions and small matrix products to the YNNPACK library, one call per fusion,
-    which for a product of 5 x 6 blocks over 32 lanes took 6-30 us where the elemental
-    loop takes about 1 us. With the products written as a broadcast and a sum
-    (:mod:`model.geometry.vectors`), one evaluation of the spatial slider-crank's vector
-    field fell from 3.0 to 1.9 us per lane at 32 lanes.
+    which costs far more than the elemental loop for the 3 x 3 to 6 x 6 products of a
+    mechanism (:mod:`model.geometry.vectors` writes them as a broadcast and a sum).
+
+  The measurements behind both choices: docs/BENCHMARKS.md, "XLA CPU flags".
 """
 
 import os
@@ -56,5 +52,11 @@ def _jaxlib_version() -> tuple[int, ...]:
         return (0, 0)
 
 
-if _jaxlib_version() >= _CPU_FLAGS_SINCE:
-    add_xla_flags(CPU_FLAGS)
+def configure() -> None:
+    """Apply the package's tuned XLA CPU flags (:data:`CPU_FLAGS`, jaxlib 0.10 and later)
+    and make sure float64 is on. Call it before the process's first JAX computation; the
+    flags apply to a CPU backend started afterwards, in this process or in processes
+    started from it (they inherit ``XLA_FLAGS``). Idempotent."""
+    jax.config.update("jax_enable_x64", True)
+    if _jaxlib_version() >= _CPU_FLAGS_SINCE:
+        add_xla_flags(CPU_FLAGS)

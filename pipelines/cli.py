@@ -22,7 +22,10 @@ COMMANDS = {
     "converge": ("pipelines.commands.converge", "contact-stiffness convergence study"),
     "export-adams": ("pipelines.commands.export_adams", "ADAMS IMPACT/friction parameters"),
     "bifurcation": ("pipelines.commands.bifurcation", "Poincaré sections, Lyapunov exponents, bifurcation diagram"),
+    "animate": ("pipelines.commands.animate", "animate a simulate run (GIF, or MP4 with ffmpeg)"),
 }
+# subcommands whose positional argument is a run folder, not a config file
+RUN_DIR_COMMANDS = ("animate",)
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
@@ -31,12 +34,16 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     chosen = next((a for a in argv if a in COMMANDS), None)
     for name, (module_name, help_text) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text)
-        sub.add_argument("config", help="TOML config file")
-        sub.add_argument(
-            "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
-            help='override a config value, e.g. --set joints.pin.clearance="0.25 mm"',
-        )
-        sub.add_argument("--out", default=None, help="output folder (default outputs/<command>/<config name>/)")
+        if name in RUN_DIR_COMMANDS:
+            sub.add_argument("config", metavar="RUN_DIR", help="folder written by clearance simulate")
+            sub.add_argument("--out", default=None, help="output folder (default RUN_DIR)")
+        else:
+            sub.add_argument("config", help="TOML config file")
+            sub.add_argument(
+                "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                help='override a config value, e.g. --set joints.pin.clearance="0.25 mm"',
+            )
+            sub.add_argument("--out", default=None, help="output folder (default outputs/<command>/<config name>/)")
         if name == chosen:
             importlib.import_module(module_name).add_arguments(sub)
     return parser
@@ -52,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         # callback, so the sweep's executables can go to JAX's persistent cache.
         os.environ.setdefault("EQX_ON_ERROR", "nan")
     args = build_parser(argv).parse_args(argv)
+    import model
+
+    model.configure()  # float64 and the tuned XLA CPU flags, before any computation
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)
@@ -66,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 def console_main() -> None:
     """The ``clearance`` executable: :func:`main`, then an exit that skips the interpreter's
     teardown. Every output is written atomically and closed by then, and tearing down JAX's
-    runtime (its compiled executables, thread pools and client) took 0.7 s of every
-    command's wall time (measured on a warm 16-point sweep); ``os._exit`` ends the process
+    runtime (its compiled executables, thread pools and client) is a noticeable share of a
+    short command's wall time (docs/BENCHMARKS.md, section 1c); ``os._exit`` ends the process
     without it, after flushing what is still buffered on stdout and stderr."""
     code = main()
     sys.stdout.flush()

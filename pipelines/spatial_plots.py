@@ -110,20 +110,24 @@ def plot_friction(run, out: Path) -> list[str]:
     from model.contact.friction import friction_coefficient
 
     mechanism, trajectory = run.mechanism, run.trajectory
-    names = mechanism.clearance_names
+    rubbing = [(k, name) for k, name in enumerate(mechanism.clearance_names)
+               if mechanism.clearance_joints[k].friction.model != "none"]
+    if not rubbing:  # no friction law anywhere: nothing to plot
+        return []
     plt = _pyplot()
-    figure, axes = plt.subplots(len(names), 2, figsize=(12, 3.2 * len(names)), squeeze=False, sharex=True,
+    figure, axes = plt.subplots(len(rubbing), 2, figsize=(12, 3.2 * len(rubbing)), squeeze=False, sharex=True,
                                 layout="constrained")
+    figure.suptitle("friction at the clearance joints")
     t = np.asarray(trajectory.t) * MM
-    for k, name in enumerate(names):
+    for row, (k, name) in enumerate(rubbing):
         slip = np.asarray(trajectory.slip_velocity[:, k])
         in_contact = np.asarray(trajectory.penetration[:, k]) > 0.0
         law = mechanism.clearance_joints[k].friction
         coefficient = np.where(in_contact, np.abs(np.asarray(friction_coefficient(law, slip))), np.nan)
-        axes[k, 0].plot(t, slip * MM, lw=0.8)
-        axes[k, 0].set_ylabel(f"{name}: slip speed,\ndeepest slice (mm/s)"), axes[k, 0].set_yscale("symlog", linthresh=1.0)
-        axes[k, 1].plot(t, coefficient, ".", ms=2)
-        axes[k, 1].set_ylabel(f"{name}: friction coefficient\nmu(slip), in contact")
+        axes[row, 0].plot(t, slip * MM, lw=0.8)
+        axes[row, 0].set_ylabel(f"{name}: slip speed,\ndeepest slice (mm/s)"), axes[row, 0].set_yscale("symlog", linthresh=1.0)
+        axes[row, 1].plot(t, coefficient, ".", ms=2)
+        axes[row, 1].set_ylabel(f"{name}: friction coefficient\nmu(slip), in contact (-)")
     for axis in axes[-1]:
         axis.set_xlabel("t (ms)")
     figure.savefig(out / "friction.png", dpi=110), plt.close(figure)

@@ -355,9 +355,8 @@ _PROCESS_WORKER: "SweepWorker | None" = None
 def worker_cores(workers: int) -> tuple[int, ...]:
     """The cores worker processes are pinned to, one each: this process's usable cores when
     there are at least ``workers`` of them (Linux), else ``()`` (no pinning). Pinned, a
-    worker's idle XLA threads spin on its own core instead of taking another worker's: on
-    2 cores that was the difference between 1.1x and 2.2x from a second worker
-    (docs/BENCHMARKS.md §1)."""
+    worker's idle XLA threads spin on its own core instead of taking another worker's
+    (what a second worker gains with and without pinning: docs/BENCHMARKS.md §1)."""
     try:
         cores = tuple(sorted(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -506,7 +505,9 @@ class SweepWorker:
 
     def __init__(self, cache_folder: str):
         prefer_single_threaded_cpu()  # before this process's first JAX computation
-        import model  # noqa: F401  (float64)
+        import model
+
+        model.configure()  # float64 and the package's XLA CPU flags, before the first computation
 
         enable_compilation_cache(cache_folder)
         self.runners: dict[int, Callable] = {}

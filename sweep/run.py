@@ -16,8 +16,8 @@ Two ways to run a batch of points in one compiled call:
 - **vmap** (``jit(vmap(simulate))``, lockstep): used when derivatives are requested
   (forward mode through a refilling loop would carry a tangent per point). A vmapped
   ``diffeqsolve`` advances all members until the slowest finishes; on a CPU one point per
-  call was measured faster (four Flores points: 2.74-2.87 s as one batch, 2.32-2.51 s one
-  after another), so that path's CPU batch is one point.
+  call measured faster than a batch (docs/BENCHMARKS.md), so that path's CPU batch is one
+  point.
 
 Derivatives (``derivative_metrics``): ``jax.jacfwd`` of the chosen metrics with respect to
 the group's continuous values, through the solver in forward mode (the settings must have

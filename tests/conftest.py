@@ -10,11 +10,11 @@ its own, and its compiles short.
 - Compiled executables: freed at the end of each module.
 - XLA's backend optimisation level 0 (``SUITE_XLA_FLAGS``): the suite spends most of its
   time compiling programs it then runs for well under a second. Level 0 skips LLVM's
-  optimisation passes: a planar ``jit(simulate)`` compiled in 1.6 s instead of 2.9 s and
-  ran in 0.34 s instead of 0.19 s. The programs (the HLO) are the ones users run; only
+  optimisation passes: compiles are shorter and the runs somewhat slower
+  (docs/BENCHMARKS.md, "Test suite"). The programs (the HLO) are the ones users run; only
   their machine code is less optimised. Added to ``XLA_FLAGS`` beside the package's own CPU
-  flags (importing ``model`` adds those) before the first computation, and inherited by
-  the processes tests start."""
+  flags (``model.configure()``, as the command line applies them) before the first
+  computation, and inherited by the processes tests start."""
 
 import collections
 import gc
@@ -22,9 +22,11 @@ import gc
 import jax
 import pytest
 
-from model._config import add_xla_flags  # float64 and the package's CPU flags
+import model
+from model._config import add_xla_flags
 
 SUITE_XLA_FLAGS = ("--xla_backend_optimization_level=0",)
+model.configure()  # float64 and the package's CPU flags, as the command line sets them
 add_xla_flags(SUITE_XLA_FLAGS)  # before this process's first computation
 
 CACHE_SETTINGS = (

@@ -47,8 +47,8 @@ def rotate(theta: Float[Array, ""], vector: Float[Array, "2"]) -> Float[Array, "
     slider-crank for its three angles). As the outer product of ``(cos, sin)`` with
     ``vector``, which reads each of them twice, they are computed once and stored; the
     derivatives (:func:`_rotate_jvp`) are built from the rotated vector and call neither
-    again. Together one 32-lane evaluation fell from 0.60 to 0.34 us per lane
-    (``benchmarks/roofline.py``, docs/BENCHMARKS.md section 1d).
+    again (what that saves per lane: ``benchmarks/roofline.py``, docs/BENCHMARKS.md
+    section 1d).
     """
     trig = jnp.stack([jnp.cos(theta), jnp.sin(theta)])
     products = trig[:, None] * vector[None, :]  # [[c v0, c v1], [s v0, s v1]]

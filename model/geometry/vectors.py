@@ -4,9 +4,8 @@ product and a sum.
 Under ``vmap`` XLA's CPU backend emits each ``@`` of a few rows as a batched ``dot``, a
 kernel of its own that runs one small product per lane; a product and a sum instead fuse
 with the elementwise operations around them into one loop over the lanes (with the
-package's CPU flags, :mod:`model._config`). Measured pinned to one core at 32 lanes: one
-evaluation of the spatial slider-crank's vector field 3.0 against 1.9 us per lane, the
-planar one's lane step 6.8 against 5.2 us."""
+package's CPU flags, :func:`model.configure`), which is faster per lane for a mechanism's
+products (measurements: docs/BENCHMARKS.md, "XLA CPU flags" and section 1d)."""
 
 import jax.numpy as jnp
 from jaxtyping import Array, Float

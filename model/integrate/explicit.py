@@ -3,10 +3,10 @@
 diffrax's Runge-Kutta ``step`` serves explicit, implicit and stochastic tableaux alike: its
 stages run in a checkpointed while loop with buffers, a possible first stage, per-stage
 root finding and result bookkeeping. For the explicit FSAL tableaux this package uses
-(Tsit5, Dopri5, Dopri8, Bosh3) on a small flat state, that machinery costs a fifth of a
-step under ``vmap``: a 32-lane Flores step is 2.77 us per lane with it and 2.28 us with the
-plain ``fori_loop`` below, against 2.04 us for its six field evaluations alone
-(``benchmarks/roofline.py``, one core, float64), and the compiled program is no larger.
+(Tsit5, Dopri5, Dopri8, Bosh3) on a small flat state, that machinery is a measurable share
+of a step under ``vmap`` that the plain ``fori_loop`` below does without, and the compiled
+program is no larger (``benchmarks/roofline.py``; the figures in docs/BENCHMARKS.md
+section 1d).
 
 The classes here are diffrax's solvers (same tableau, interpolation, orders and solver
 state ``(first_step, f0)``) with ``step`` replaced by :func:`explicit_step`: stage ``i``

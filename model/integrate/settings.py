@@ -83,6 +83,7 @@ class SolverSettings(eqx.Module):
     pcoeff: float = eqx.field(static=True, default=0.3)
     icoeff: float = eqx.field(static=True, default=0.4)
     adjoint: str = eqx.field(static=True, default="checkpoint")  # checkpoint (reverse) | forward
+    progress: bool = eqx.field(static=True, default=False)  # a tqdm bar over simulated time (diffrax)
     dtmax_contact_share: float | None = eqx.field(static=True, default=0.2)
     jacobian: str = eqx.field(static=True, default="chord")  # chord | step | stage | newton
     root_rtol: float | None = eqx.field(static=True, default=None)

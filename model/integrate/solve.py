@@ -140,8 +140,14 @@ def solve(
         max_steps=settings.max_steps,
         adjoint=_adjoint(settings.adjoint),
         throw=False,
+        progress_meter=diffrax.TqdmProgressMeter(refresh_steps=PROGRESS_REFRESH_STEPS) if settings.progress
+        else diffrax.NoProgressMeter(),
     )
     return eqx.tree_at(lambda s: s.ys, solution, mechanism.unflatten(solution.ys))
+
+
+# accepted steps between two updates of the progress bar (``SolverSettings.progress``)
+PROGRESS_REFRESH_STEPS = 200
 
 
 def simulate(mechanism: AbstractMechanism, settings: SolverSettings, rtol: ArrayLike | None = None,

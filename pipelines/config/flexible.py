@@ -35,16 +35,16 @@ class BeamSection(Section):
     out of the plane, about the section's y axis), ``izz`` (bending in the plane) and
     ``ixx`` (the torsion constant)."""
 
-    shape: Literal["rectangle", "circle", "tube", "properties"]
-    width: PositiveLength | None = None
-    height: PositiveLength | None = None
-    diameter: PositiveLength | None = None
-    outer_diameter: PositiveLength | None = None
-    inner_diameter: PositiveLength | None = None
-    area: PositiveArea | None = None
-    iyy: PositiveSecondMoment | None = None
-    izz: PositiveSecondMoment | None = None
-    ixx: PositiveSecondMoment | None = None
+    shape: Literal["rectangle", "circle", "tube", "properties"] = Field(description="section shape; each takes its own dimensions")
+    width: PositiveLength | None = Field(None, description="rectangle: width out of the plane (m)")
+    height: PositiveLength | None = Field(None, description="rectangle: height in the plane (m)")
+    diameter: PositiveLength | None = Field(None, description="circle: diameter (m)")
+    outer_diameter: PositiveLength | None = Field(None, description="tube: outer diameter (m)")
+    inner_diameter: PositiveLength | None = Field(None, description="tube: inner diameter (m)")
+    area: PositiveArea | None = Field(None, description="properties: cross-section area (m^2)")
+    iyy: PositiveSecondMoment | None = Field(None, description="properties: second moment for bending out of the plane (m^4)")
+    izz: PositiveSecondMoment | None = Field(None, description="properties: second moment for bending in the plane (m^4)")
+    ixx: PositiveSecondMoment | None = Field(None, description="properties: torsion constant (m^4)")
 
     @model_validator(mode="after")
     def _dimensions_match_shape(self) -> "BeamSection":
@@ -67,12 +67,12 @@ class Flexible(Section):
     """A body divided into ``segments`` beam elements along its ``length`` (x of its frame),
     its mass into ``segments + 1`` rigid segments (half-length ones at the ends)."""
 
-    segments: Annotated[int, Field(ge=1)]
-    length: PositiveLength
-    material: Name
-    section: BeamSection
-    shear_factor: PositiveNumber | None = None  # default by shape: 1.2, 10/9, 2
-    damping_ratio: DampingRatio = 0.0
+    segments: Annotated[int, Field(ge=1)] = Field(description="number of Timoshenko beam elements, >= 1")
+    length: PositiveLength = Field(description="length along the body's x axis (m)")
+    material: Name = Field(description="material name (the `materials` table)")
+    section: BeamSection = Field(description="cross-section (the `section` table)")
+    shear_factor: PositiveNumber | None = Field(None, description="Timoshenko shear factor; default by shape (1.2 rectangle, 10/9 circle, 2 thin tube)")
+    damping_ratio: DampingRatio = Field(0.0, description="modal damping ratio of the beam elements")
 
     @model_validator(mode="after")
     def _shear_factor_of_given_properties(self) -> "Flexible":
@@ -85,23 +85,23 @@ class Flexible(Section):
 class ForceLoad(Section):
     """Constant force (ground frame) at ``point`` (body frame)."""
 
-    name: Name
-    body: Name
-    type: Literal["force"]
-    point: Vector = (0.0, 0.0)
-    value: Annotated[tuple[Force, Force], SIUnit("N")]
-    enabled: bool = True
+    name: Name = Field(description="the load's name")
+    body: Name = Field(description="the body it acts on")
+    type: Literal["force"] = Field(description="load kind")
+    point: Vector = Field((0.0, 0.0), description="point of application, body frame (m)")
+    value: Annotated[tuple[Force, Force], SIUnit("N")] = Field(description="force, ground frame (N)")
+    enabled: bool = Field(True, description="switch the load off without removing it")
 
 
 class TorqueLoad(Section):
     """Constant torque on a body."""
 
-    name: Name
-    body: Name
-    type: Literal["torque"]
-    point: Vector = (0.0, 0.0)
-    value: TorqueValue
-    enabled: bool = True
+    name: Name = Field(description="the load's name")
+    body: Name = Field(description="the body it acts on")
+    type: Literal["torque"] = Field(description="load kind")
+    point: Vector = Field((0.0, 0.0), description="unused by a torque (m)")
+    value: TorqueValue = Field(description="torque (N*m)")
+    enabled: bool = Field(True, description="switch the load off without removing it")
 
 
 Load = Annotated[Union[ForceLoad, TorqueLoad], Field(discriminator="type")]

@@ -30,33 +30,33 @@ from .summary import _model_child, _summarise, _summarise_value
 class Material(Section):
     """An isotropic elastic material."""
 
-    youngs_modulus: Modulus
-    poisson_ratio: PoissonRatio
+    youngs_modulus: Modulus = Field(description="Young's modulus (Pa)")
+    poisson_ratio: PoissonRatio = Field(description="Poisson's ratio, > -1 and < 0.5")
 
 
 class Body(Section):
     """A body; ``position`` is its centre of mass at t = 0 in the ground frame. With
     ``flexible`` it is a chain of rigid segments (``pipelines/config/flexible.py``)."""
 
-    name: Name
-    mass: Mass
-    inertia: Inertia
-    position: Vector
-    angle: Angle = 0.0
-    flexible: Flexible | None = None
+    name: Name = Field(description="the body's name (no dots)")
+    mass: Mass = Field(description="mass (kg), > 0")
+    inertia: Inertia = Field(description="moment of inertia about the centre of mass (kg*m^2), > 0")
+    position: Vector = Field(description="centre of mass at t = 0, ground frame (m)")
+    angle: Angle = Field(0.0, description="angle of the body frame at t = 0 (rad)")
+    flexible: Flexible | None = Field(None, description="divide the body into beam elements (the `bodies.flexible` table)")
 
 
 class Contact(Section):
     """Normal contact law of a clearance joint: ``F_n = K delta^exponent (1 + damping term)``."""
 
-    model: ContactModel
-    restitution: Restitution = 0.9
-    exponent: PositiveNumber = HERTZ_EXPONENT
-    stiffness: Union[Literal["hertz"], float] = "hertz"
-    stiffness_factor: PositiveNumber = 1.0
-    damping: Damping = 0.0
-    penetration_max: _quantity("length", gt=0.0) = 1e-4
-    impact_velocity_floor: PositiveVelocity = 1e-3
+    model: ContactModel = Field(description="normal force law (docs/contact_models.md)")
+    restitution: Restitution = Field(0.9, description="coefficient of restitution, > 0 and <= 1 (laws with hysteresis damping)")
+    exponent: PositiveNumber = Field(HERTZ_EXPONENT, description="exponent n of F = K delta^n; 1.5 for Hertz point or pin contact")
+    stiffness: Union[Literal["hertz"], float] = Field("hertz", description="\"hertz\" (from the materials and radii, Johnson 1985) or K as a quantity in N/m^n")
+    stiffness_factor: PositiveNumber = Field(1.0, description="multiplies the stiffness (for sweeps and convergence studies)")
+    damping: Damping = Field(0.0, description="linear damping coefficient of kelvin_voigt (N*s/m)")
+    penetration_max: _quantity("length", gt=0.0) = Field(1e-4, description="adams_impact: penetration of full damping d_max (m)")
+    impact_velocity_floor: PositiveVelocity = Field(1e-3, description="lower bound of the impact velocity the hysteresis laws divide by (m/s)")
 
     @field_validator("stiffness", mode="before")
     @classmethod
@@ -96,11 +96,11 @@ class Friction(Section):
     (:data:`model.contact.friction.DEFAULT_FRICTION_VELOCITIES`).
     """
 
-    model: FrictionModel = "none"
-    coefficient: NonNegativeNumber = 0.0
-    static_coefficient: NonNegativeNumber | None = None
-    stiction_velocity: PositiveVelocity | None = None
-    dynamic_velocity: PositiveVelocity | None = None
+    model: FrictionModel = Field("none", description="friction law (docs/contact_models.md)")
+    coefficient: NonNegativeNumber = Field(0.0, description="dynamic (sliding) friction coefficient")
+    static_coefficient: NonNegativeNumber | None = Field(None, description="static friction coefficient (static_dynamic, ambrosio); default: coefficient")
+    stiction_velocity: PositiveVelocity | None = Field(None, description="slip speed below which the law regularises stiction (m/s); default: the law's own")
+    dynamic_velocity: PositiveVelocity | None = Field(None, description="slip speed above which full dynamic friction applies (m/s); default: the law's own")
 
     @property
     def velocities(self) -> tuple[float, float]:
@@ -136,10 +136,10 @@ class Lubrication(Section):
     from ``eps_0`` to the wall); stored as ``(eps_0, eps_1)``.
     """
 
-    model: BearingModel = "finite_bearing"
-    viscosity: Viscosity
-    length: PositiveLength
-    transition: TransitionRatios = (0.95, 0.975)
+    model: BearingModel = Field("finite_bearing", description="film model: short or long bearing closed forms, or the tabulated finite-bearing Reynolds solution")
+    viscosity: Viscosity = Field(description="dynamic viscosity of the oil (Pa*s)")
+    length: PositiveLength = Field(description="bearing length (m)")
+    transition: TransitionRatios = Field((0.95, 0.975), description="eccentricity ratio eps_0 where the film hands over to dry contact, or [eps_0, eps_1]")
     supply: Literal["maximum_gap", "none"] = Field(
         "maximum_gap",
         description=(
@@ -155,20 +155,20 @@ class Lubrication(Section):
 class RevoluteJoint(Section):
     """An ideal pin; ``points`` are the pin in each body's frame."""
 
-    type: Literal["revolute"]
-    name: Name
-    bodies: BodyPair
-    points: Points
+    type: Literal["revolute"] = Field(description="joint kind")
+    name: Name = Field(description="the joint's name")
+    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
+    points: Points = Field(description="the pin in each body's frame (m)")
 
 
 class PrismaticJoint(Section):
     """An ideal slider along ``axis`` (unit vector in body i's frame); no relative rotation."""
 
-    type: Literal["prismatic"]
-    name: Name
-    bodies: BodyPair
-    axis: tuple[Number, Number]
-    points: Points = ZERO_POINTS
+    type: Literal["prismatic"] = Field(description="joint kind")
+    name: Name = Field(description="the joint's name")
+    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
+    axis: tuple[Number, Number] = Field(description="sliding direction in body i's frame (normalised)")
+    points: Points = Field(ZERO_POINTS, description="a point on the sliding line in each body's frame (m)")
 
     @field_validator("axis", mode="after")
     @classmethod
@@ -182,10 +182,10 @@ class PrismaticJoint(Section):
 class FixedJoint(Section):
     """Welds two bodies together at ``points``."""
 
-    type: Literal["fixed"]
-    name: Name
-    bodies: BodyPair
-    points: Points = ZERO_POINTS
+    type: Literal["fixed"] = Field(description="joint kind")
+    name: Name = Field(description="the joint's name")
+    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
+    points: Points = Field(ZERO_POINTS, description="the weld point in each body's frame (m)")
 
 
 class RevoluteClearanceJoint(Section):
@@ -194,17 +194,17 @@ class RevoluteClearanceJoint(Section):
     ``bodies`` is ``[journal body, bearing body]``; journal radius = bearing_radius - clearance.
     """
 
-    type: Literal["revolute_clearance"]
-    name: Name
-    bodies: BodyPair
-    points: Points
-    bearing_radius: PositiveLength
-    clearance: PositiveLength
-    materials: tuple[str, str] | None = None
-    initial_eccentricity: Vector = (0.0, 0.0)
-    contact: Contact
-    friction: Friction = Friction()
-    lubrication: Lubrication | None = None
+    type: Literal["revolute_clearance"] = Field(description="joint kind")
+    name: Name = Field(description="the joint's name")
+    bodies: BodyPair = Field(description="[journal body, bearing body] (or `ground`)")
+    points: Points = Field(description="journal and bearing centres in their bodies' frames (m)")
+    bearing_radius: PositiveLength = Field(description="bearing (hole) radius (m)")
+    clearance: PositiveLength = Field(description="radial clearance (m): bearing radius minus journal radius, > 0")
+    materials: tuple[str, str] | None = Field(None, description="material names of [journal, bearing]; required for stiffness = \"hertz\"")
+    initial_eccentricity: Vector = Field((0.0, 0.0), description="journal centre minus bearing centre at t = 0, ground frame (m)")
+    contact: Contact = Field(description="normal contact law (the `joints.contact` table)")
+    friction: Friction = Field(Friction(), description="friction law (the `joints.friction` table)")
+    lubrication: Lubrication | None = Field(None, description="oil film (the `joints.lubrication` table); dry without it")
 
     @property
     def journal_radius(self) -> float:
@@ -237,19 +237,19 @@ Joint = Annotated[
 class ConstantSpeedDriver(Section):
     """Drives a revolute joint at a constant relative angular speed."""
 
-    type: Literal["constant_speed"]
-    name: Name
-    joint: str
-    speed: AngularVelocity
+    type: Literal["constant_speed"] = Field(description="driver kind")
+    name: Name = Field(description="the driver's name")
+    joint: str = Field(description="the ideal revolute joint it drives")
+    speed: AngularVelocity = Field(description="relative angular speed of the joint (rad/s)")
 
 
 class ConstantTorqueDriver(Section):
     """Applies a constant torque across a revolute joint."""
 
-    type: Literal["constant_torque"]
-    name: Name
-    joint: str
-    torque: Torque
+    type: Literal["constant_torque"] = Field(description="driver kind")
+    name: Name = Field(description="the driver's name")
+    joint: str = Field(description="the ideal revolute joint it drives")
+    torque: Torque = Field(description="torque applied across the joint (N*m)")
 
 
 Driver = Annotated[Union[ConstantSpeedDriver, ConstantTorqueDriver], Field(discriminator="type")]
@@ -258,22 +258,22 @@ Driver = Annotated[Union[ConstantSpeedDriver, ConstantTorqueDriver], Field(discr
 class Initial(Section):
     """Initial velocities: consistent with the drivers through the ideal joints, or zero."""
 
-    velocities: Literal["from_drivers", "zero"] = "from_drivers"
+    velocities: Literal["from_drivers", "zero"] = Field("from_drivers", description="initial velocities: from the drivers through the ideal joints, or zero")
 
 
 class Simulation(Section):
     """Time span, output grid and solver settings."""
 
-    t_end: PositiveTime
-    output_interval: PositiveTime
-    solver: SolverName = "auto"
-    rtol: PositiveNumber = 1e-6
-    atol: PositiveNumber = 1e-9
-    dtmax: Annotated[PositiveTime | None, SIUnit("s")] = None
-    max_steps: Annotated[int, Field(gt=0)] = 200_000
-    jacobian_reuse: Annotated[int, Field(ge=1)] = DEFAULT_JACOBIAN_REUSE  # ros34pw2: accepted steps per Jacobian
-    baumgarte_alpha: Rate = 5.0
-    baumgarte_beta: Rate = 5.0
+    t_end: PositiveTime = Field(description="simulated time (s)")
+    output_interval: PositiveTime = Field(description="spacing of the output samples (s)")
+    solver: SolverName = Field("auto", description="integrator; auto chooses from the mechanism (docs/integration.md)")
+    rtol: PositiveNumber = Field(1e-6, description="relative tolerance of the step-size controller")
+    atol: PositiveNumber = Field(1e-9, description="absolute tolerance of the step-size controller (SI units of each state)")
+    dtmax: Annotated[PositiveTime | None, SIUnit("s")] = Field(None, description="largest step (s); none: unbounded")
+    max_steps: Annotated[int, Field(gt=0)] = Field(200_000, description="step limit; the solve fails beyond it")
+    jacobian_reuse: Annotated[int, Field(ge=1)] = Field(DEFAULT_JACOBIAN_REUSE, description="ros34pw2: accepted steps per Jacobian")
+    baumgarte_alpha: Rate = Field(5.0, description="Baumgarte stabilisation alpha (1/s)")
+    baumgarte_beta: Rate = Field(5.0, description="Baumgarte stabilisation beta (1/s)")
 
     @model_validator(mode="after")
     def _interval_fits(self) -> "Simulation":
@@ -291,15 +291,15 @@ class MechanismConfig(Section):
     overrides), so pipelines can derive variants with :meth:`with_values`.
     """
 
-    name: str
-    gravity: AccelerationVector = (0.0, 0.0)
-    materials: dict[Name, Material] = {}
-    bodies: Annotated[list[Body], Field(min_length=1)]
-    joints: list[Joint] = []
-    drivers: list[Driver] = []
-    loads: list[Load] = []
-    initial: Initial = Initial()
-    simulation: Simulation
+    name: str = Field(description="the mechanism's name")
+    gravity: AccelerationVector = Field((0.0, 0.0), description="gravitational acceleration, ground frame (m/s^2)")
+    materials: dict[Name, Material] = Field({}, description="materials by name (the `materials` table)")
+    bodies: Annotated[list[Body], Field(min_length=1)] = Field(description="the moving bodies (at least one)")
+    joints: list[Joint] = Field([], description="ideal and clearance joints")
+    drivers: list[Driver] = Field([], description="drives on ideal revolute joints")
+    loads: list[Load] = Field([], description="constant forces and torques on bodies")
+    initial: Initial = Field(Initial(), description="initial velocities (the `initial` table)")
+    simulation: Simulation = Field(description="time span, output and solver (the `simulation` table)")
 
     _source: str = PrivateAttr(default="")
     _raw: dict = PrivateAttr(default_factory=dict)

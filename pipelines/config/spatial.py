@@ -51,16 +51,6 @@ PLANAR_ONLY_TYPES = ("revolute_clearance",)
 MAX_CONTACT_LENGTH = 2.0  # m
 AXIS_TOLERANCE = 1e-3  # |norm - 1| of an axis that is normalised rather than refused
 AXIS_ZERO = 1e-9  # norm below which an axis has no direction
-JOINT_KEYS = ("name", "type", "bodies", "points", "axis")
-CLEARANCE_KEYS = JOINT_KEYS + ("contact", "friction", "clearance", "materials", "initial_eccentricity")
-JOINT_KEYS_BY_TYPE = {
-    **{kind: JOINT_KEYS for kind in ("revolute", "spherical", "cylindrical", "prismatic", "fixed")},
-    "cylindrical_clearance": CLEARANCE_KEYS + ("bearing_radius", "length", "slices", "axial", "lubrication"),
-    "spherical_clearance": CLEARANCE_KEYS + ("socket_radius",),
-}
-LOAD_KEYS = ("name", "body", "type", "point", "value", "enabled")
-DRIVER_KEYS = ("name", "joint", "type", "speed", "torque")
-TRACKED_POINT_KEYS = ("name", "body", "point")
 ROTATION_KEYS = ("axis", "angle")
 
 
@@ -214,7 +204,7 @@ class _Reader:
         """Refuse the first key of ``raw`` not in ``allowed`` (a misspelt key would be ignored)."""
         for unknown in raw:
             if unknown not in allowed:
-                self.fail(f"{key}.{unknown}", f"unknown key; {what} has {', '.join(allowed)}")
+                self.fail(f"{key}.{unknown}" if key else unknown, f"unknown key; {what} has {', '.join(allowed)}")
 
     def section(self, cls, raw, key: str):
         try:
@@ -225,7 +215,116 @@ class _Reader:
             self.fail(f"{key}.{where}" if where else key, first["msg"])
 
 
-BODY_KEYS = ("name", "mass", "inertia", "position", "rotation", "flexible")
+@dataclass(frozen=True)
+class Key:
+    """One key of a spatial table, as the validator reads it and docs/config.md shows it."""
+
+    name: str
+    kind: str
+    unit: str
+    default: str
+    meaning: str
+
+
+_JOINT_KINDS = ", ".join(f"`{kind}`" for kind in SPATIAL_JOINT_TYPES)
+_CLEARANCE_COMMON = (
+    Key("clearance", "quantity", "m", "required", "radial clearance: socket (bearing) radius minus ball (journal) radius"),
+    Key("materials", "[string, string]", "", "empty", "material names of [journal or ball body, bearing or socket body]; "
+        'required for `stiffness = "hertz"`'),
+    Key("contact", "table", "", "required", "normal contact law: the planar `joints.contact` table; `stiffness` may "
+        'also be `"palmgren"` (line contact, cylindrical joints)'),
+    Key("friction", "table", "", "no friction", "friction law: the planar `joints.friction` table"),
+)
+# Every key each table of the format accepts (the validator refuses any other).
+SPATIAL_TABLES: dict[str, tuple[str, tuple[Key, ...]]] = {
+    "top level": ("A spatial mechanism file.", (
+        Key("dimension", "integer", "", "`2`", "`3` for this format"),
+        Key("name", "string", "", '`"mechanism"`', "the mechanism's name"),
+        Key("gravity", "[quantity, quantity, quantity]", "m/s^2", "zero", "gravitational acceleration, ground frame"),
+        Key("materials", "tables by name", "", "empty", "`youngs_modulus` (Pa) and `poisson_ratio`, as planar"),
+        Key("bodies", "array of tables", "", "empty", "rigid or flexible bodies"),
+        Key("joints", "array of tables", "", "empty", "ideal and clearance joints"),
+        Key("drivers", "array of tables", "", "empty", "drives on revolute joints"),
+        Key("loads", "array of tables", "", "empty", "constant forces and torques on bodies"),
+        Key("tracked_points", "array of tables", "", "empty", "body points whose paths `simulate` writes and plots"),
+        Key("initial", "table", "", "(table defaults)", "as planar: `velocities = \"from_drivers\"` or `\"zero\"`"),
+        Key("simulation", "table", "", "required", "as planar: `t_end`, `output_interval`, solver and tolerances"),
+    )),
+    "`bodies`": ("A body; ``position`` is its centre of mass at t = 0 in the ground frame.", (
+        Key("name", "string", "", "required", "the body's name"),
+        Key("mass", "quantity", "kg", "required", "mass, > 0"),
+        Key("inertia", "[3 quantities] or 3 x 3 quantities", "kg*m^2", "required",
+            "principal moments about the body axes, or the full tensor in the body frame"),
+        Key("position", "[quantity, quantity, quantity]", "m", "required", "centre of mass at t = 0, ground frame"),
+        Key("rotation", "table `{axis, angle}`", "rad", "none", "orientation at t = 0: a unit axis (ground frame) and an angle"),
+        Key("flexible", "table", "", "none", "beam elements along the body's x axis: the planar `bodies.flexible` table"),
+    )),
+    "`joints`, every type": (f"A joint between two bodies (or a body and `ground`); `type` is one of {_JOINT_KINDS}.", (
+        Key("name", "string", "", "required", "the joint's name"),
+        Key("type", "string", "", "required", f"one of {_JOINT_KINDS}"),
+        Key("bodies", "[string, string]", "", "required", "the two bodies; for a clearance joint [journal or ball body, "
+            "bearing or socket body]"),
+        Key("points", "[[3 quantities], [3 quantities]]", "m", "both at the centres of mass",
+            "the joint point in each body's frame"),
+        Key("axis", "[number, number, number]", "", "required but for spherical joints",
+            "unit joint axis at t = 0, ground frame (cylindrical clearance: the bearing axis)"),
+    )),
+    '`joints` with `type = "cylindrical_clearance"`': (
+        "A journal in a bearing over a contact `length`, cut into `slices` discs, each with its own penetration, "
+        "contact force and friction (docs/spatial.md).", (
+            Key("bearing_radius", "quantity", "m", "required", "bearing radius; must exceed the clearance"),
+            *_CLEARANCE_COMMON,
+            Key("length", "quantity", "m", "required", "contact length along the axis, > 0 and <= 2 m"),
+            Key("slices", "integer", "", "`10`", "number of slices along the contact length"),
+            Key("axial", "one of `fixed`, `free`", "", '`"fixed"`', "whether the journal is held axially in the bearing"),
+            Key("initial_eccentricity", "[quantity, quantity]", "m", "centred",
+                "journal centre in the bearing's cross-section axes at t = 0"),
+            Key("lubrication", "table", "", "none", "oil film, the planar `joints.lubrication` table "
+                "(`length` defaults to the contact length)"),
+        )),
+    '`joints` with `type = "spherical_clearance"`': (
+        'A ball in a spherical socket: one point contact, Hertz stiffness from the radii and materials with '
+        '`stiffness = "hertz"` (Flores, Ambrosio, Claro & Lankarani 2006).', (
+            Key("socket_radius", "quantity", "m", "required", "socket radius; the ball's is socket_radius - clearance"),
+            *_CLEARANCE_COMMON,
+            Key("initial_eccentricity", "[quantity, quantity, quantity]", "m", "centred",
+                "ball centre relative to the socket's at t = 0, ground frame"),
+        )),
+    "`drivers`": ("A drive on an ideal revolute joint.", (
+        Key("name", "string", "", "required", "the driver's name"),
+        Key("joint", "string", "", "required", "the revolute joint it drives"),
+        Key("type", "one of `constant_speed`, `constant_torque`", "", "required", "what it imposes"),
+        Key("speed", "quantity", "rad/s", "required for constant_speed", "relative angular speed about the joint axis"),
+        Key("torque", "quantity", "N*m", "required for constant_torque", "torque about the joint axis"),
+    )),
+    "`loads`": ("A constant force at a body point, or a torque, ground frame.", (
+        Key("name", "string", "", "required", "the load's name"),
+        Key("body", "string", "", "required", "the body it acts on"),
+        Key("type", "one of `force`, `torque`", "", "required", "what it applies"),
+        Key("point", "[quantity, quantity, quantity]", "m", "centre of mass", "point of a force, body frame"),
+        Key("value", "[3 quantities]", "N or N*m", "required", "force or torque vector, ground frame"),
+        Key("enabled", "boolean", "", "`true`", "switch the load off without removing it"),
+    )),
+    "`tracked_points`": ("A body point whose ground-frame path `simulate` writes (`P.x P.y P.z`) and plots.", (
+        Key("name", "string", "", "required", "the point's name (its column prefix)"),
+        Key("body", "string", "", "required", "the body it is fixed to"),
+        Key("point", "[quantity, quantity, quantity]", "m", "required", "the point in the body's frame"),
+    )),
+}
+
+
+def _keys(title: str) -> tuple[str, ...]:
+    return tuple(key.name for key in SPATIAL_TABLES[title][1])
+
+
+# The keys each table accepts: the documented tables above are the one definition.
+BODY_KEYS = _keys("`bodies`")
+JOINT_KEYS_BY_TYPE = {kind: _keys("`joints`, every type") for kind in SPATIAL_JOINT_TYPES}
+JOINT_KEYS_BY_TYPE["cylindrical_clearance"] += _keys('`joints` with `type = "cylindrical_clearance"`')
+JOINT_KEYS_BY_TYPE["spherical_clearance"] += _keys('`joints` with `type = "spherical_clearance"`')
+LOAD_KEYS = _keys("`loads`")
+DRIVER_KEYS = _keys("`drivers`")
+TRACKED_POINT_KEYS = _keys("`tracked_points`")
 
 
 def _body(reader: _Reader, raw: dict, index: int) -> dict:
@@ -424,6 +523,7 @@ def _driver(reader: _Reader, raw: dict, index: int, joints: dict) -> dict:
 def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
     """Validate a raw ``dimension = 3`` mechanism."""
     reader = _Reader(source)
+    reader.keys(raw, _keys("top level"), "", "a spatial mechanism file")
     materials = {name: reader.section(Material, value, f"materials.{name}") for name, value in raw.get("materials", {}).items()}
     bodies = [_body(reader, body, i) for i, body in enumerate(raw.get("bodies", []))]
     names = {b["name"] for b in bodies}

@@ -62,7 +62,7 @@ def test_tracked_point_and_end_orbits_follow_the_body_poses(double_link):
 
 
 def test_spatial_plots_are_written(double_link, tmp_path):
-    from pipelines.spatial_plots import plot_all
+    from pipelines.spatial_plots import plot_all, plot_friction
 
     config, mechanism = double_link
     times = 6
@@ -77,8 +77,12 @@ def test_spatial_plots_are_written(double_link, tmp_path):
         penetration=jnp.asarray(1e-6 * joints), eccentricity=jnp.zeros((times, 2, 3)))
     run = SimpleNamespace(config=config, mechanism=mechanism, trajectory=trajectory, ideal=trajectory)
     names = plot_all(run, tmp_path)
-    assert names == ["tracked_points.png", "end_forces.png", "orbits.png", "friction.png"]
+    assert names == ["tracked_points.png", "end_forces.png", "orbits.png"]  # frictionless joints: no friction.png
     assert all((tmp_path / name).stat().st_size > 0 for name in names)
+    rubbing = load_mechanism(CONFIGS / "double_link_clearance_friction.toml")
+    run.mechanism = build_spatial(rubbing)
+    assert plot_friction(run, tmp_path) == ["friction.png"]
+    assert (tmp_path / "friction.png").stat().st_size > 0
 
 
 def test_spherical_clearance_joint_columns_and_reactions():

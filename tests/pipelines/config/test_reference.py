@@ -1,0 +1,43 @@
+"""docs/config.md is the page the schemas generate (``python -m pipelines.config.reference``),
+and the spatial format's key tables are the keys its validator accepts."""
+
+from pathlib import Path
+
+import pytest
+
+from pipelines.config.reference import reference_markdown
+from pipelines.config.spatial import SPATIAL_JOINT_TYPES, spatial_from_dict
+from pipelines.errors import ConfigError
+
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "config.md"
+
+
+def test_the_page_is_the_generated_one():
+    assert PAGE.read_text() == reference_markdown(), (
+        "docs/config.md differs from the schemas: run python -m pipelines.config.reference > docs/config.md")
+
+
+def test_every_joint_type_has_a_section():
+    page = PAGE.read_text()
+    for kind in ("revolute", "prismatic", "fixed", "revolute_clearance"):
+        assert f'`joints` with `type = "{kind}"`' in page
+    for kind in SPATIAL_JOINT_TYPES:
+        assert f"`{kind}`" in page
+
+
+def _pendulum(**joint_extra) -> dict:
+    return {
+        "dimension": 3, "materials": {"steel": {"youngs_modulus": "207 GPa", "poisson_ratio": 0.3}},
+        "bodies": [{"name": "rod", "mass": "1 kg", "inertia": ["1e-4 kg*m^2"] * 3, "position": ["0 m"] * 3}],
+        "joints": [{"name": "socket", "type": "spherical_clearance", "bodies": ["rod", "ground"],
+                    "socket_radius": "10 mm", "clearance": "0.1 mm", "materials": ["steel", "steel"],
+                    "contact": {"model": "hertz", "stiffness": "hertz"}, **joint_extra}],
+        "simulation": {"t_end": "1 ms", "output_interval": "0.1 ms"},
+    }
+
+
+def test_a_documented_spatial_key_is_accepted_and_an_undocumented_one_refused():
+    joint = spatial_from_dict(_pendulum(initial_eccentricity=["0 m", "-0.05 mm", "0 m"]), "p.toml").joints[0]
+    assert joint["initial_eccentricity"] == pytest.approx((0.0, -0.05e-3, 0.0))
+    with pytest.raises(ConfigError, match=r"p.toml: joints.socket.lenght: unknown key"):
+        spatial_from_dict(_pendulum(lenght="20 mm"), "p.toml")
