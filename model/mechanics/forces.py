@@ -42,8 +42,28 @@ def body_omega(qd, body: int) -> Float[Array, ""]:
     return jnp.zeros((), qd.dtype) if body == GROUND else qd[3 * body + 2]
 
 
+def contact_angle(joint: ClearanceJoint, q, kin: ContactKinematics) -> Float[Array, ""]:
+    """Direction of the contact normal (rad) in the bearing body's frame: the angle of the
+    bushing where journal and bearing touch (measured from the bearing body's x axis)."""
+    angle = jnp.arctan2(kin.normal[1], kin.normal[0])
+    if joint.bearing_body == GROUND:
+        return angle
+    return angle - body_pose(q, joint.bearing_body)[1]
+
+
 def joint_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
-    """Contact geometry and relative velocities of one clearance joint."""
+    """Contact geometry and relative velocities of one clearance joint. A worn bushing
+    (``joint.wear``) widens the gap by its depth ``h`` in the direction of contact: the
+    penetration is ``|e| - c - h(phi)`` and the bearing's contact point moves out to
+    ``P_b = r_b + (R_b + h) n`` (:mod:`model.geometry.worn`)."""
+    kin = _nominal_kinematics(joint, q, qd)
+    if joint.wear is None:
+        return kin
+    depth = joint.wear.at(contact_angle(joint, q, kin))
+    return kin._replace(penetration=kin.penetration - depth, bearing_point=kin.bearing_point + depth * kin.normal)
+
+
+def _nominal_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
     return clearance_kinematics(
         journal_centre=point_position(q, joint.journal_body, joint.journal_point),
         journal_velocity=point_velocity(q, qd, joint.journal_body, joint.journal_point),
