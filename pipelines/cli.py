@@ -21,6 +21,7 @@ COMMANDS = {
     "optimize": ("pipelines.commands.optimize", "clearance tolerance design"),
     "converge": ("pipelines.commands.converge", "contact-stiffness convergence study"),
     "export-adams": ("pipelines.commands.export_adams", "ADAMS IMPACT/friction parameters"),
+    "wear": ("pipelines.commands.wear", "Archard wear of a clearance joint over a service life"),
 }
 
 

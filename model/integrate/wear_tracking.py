@@ -24,7 +24,7 @@ from jaxtyping import Array, Float
 
 from ..contact.normal import normal_force
 from ..contact.wear import ArchardWear
-from ..mechanics.forces import contact_angle, joint_kinematics
+from ..mechanics.forces import joint_kinematics, worn_contact
 from ..mechanics.mechanism import Mechanism
 from .wrapped_solver import AbstractDelegatingSolver
 
@@ -47,8 +47,9 @@ def wear_rates(wear: ArchardWear, mechanism: Mechanism, t, flat_state: Float[Arr
     state = mechanism.unflatten(flat_state)
     kin = joint_kinematics(joint, state.q, state.qd)
     force = normal_force(joint.contact_law(), kin.penetration, kin.normal_rate, state.impact_memory[wear.joint])
-    rate = wear.depth_rate(force, kin.slip_velocity, contact_angle(joint, state.q, kin), joint.effective_modulus,
-                           joint.bearing_radius, joint.clearance)
+    _, angle = worn_contact(joint, state.q, kin)
+    rate = wear.depth_rate(force, kin.slip_velocity, angle, joint.effective_modulus, joint.bearing_radius,
+                           joint.clearance)
     on = (t >= wear.start_time).astype(flat_state.dtype)
     return on * rate, on * force * jnp.abs(kin.slip_velocity)
 

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from model.geometry.worn import WornBore, bin_angles
 
@@ -53,3 +54,22 @@ def test_volume_is_the_integral_of_the_interpolant():
 def test_new_bushing_has_zero_depth_everywhere():
     bore = WornBore(jnp.zeros(90))
     assert all(float(bore.at(angle)) == 0.0 for angle in (0.0, 0.3, 2.0, -1.0, 7.5))
+
+
+def test_journal_rests_on_the_edges_of_a_narrow_groove():
+    """A groove one node wide cannot take the rigid journal in: the penetration is held by
+    the neighbouring nodes, the rigid circle's reach there (Delta = one node spacing)."""
+    count, radius, clearance, distance = 720, 0.01, 5e-4, 5.1e-4  # 10 um in contact
+    depth = jnp.zeros(count).at[90].set(50e-6)  # at 45 deg
+    bore = WornBore(depth)
+    penetration, angle = bore.contact(distance, jnp.pi / 4, radius, clearance)
+    spacing = 2 * np.pi / count
+    journal = radius - clearance
+    reach = distance * np.cos(spacing) + np.sqrt(journal**2 - (distance * np.sin(spacing)) ** 2)
+    np.testing.assert_allclose(penetration, reach - radius, rtol=1e-9)
+    assert abs(float(angle) - np.pi / 4) == pytest.approx(spacing)
+    # a wide, shallow wear scar (smoother than the journal's curvature) is followed along the line of centres
+    wide = WornBore(20e-6 * jnp.exp(-((bin_angles(count) - jnp.pi / 4) / 0.5) ** 2))
+    penetration, angle = wide.contact(distance, jnp.pi / 4, radius, clearance)
+    np.testing.assert_allclose(penetration, distance - clearance - 20e-6, rtol=1e-9)
+    assert float(angle) == pytest.approx(np.pi / 4)
