@@ -60,9 +60,12 @@ def bin_pressures(force, contact_angle, half_width_squared, bearing_radius, leng
     floor = _MIN_HALF_WIDTH_PER_BIN * bearing_radius * spacing
     width = jnp.sqrt(half_width_squared + floor * floor)
     half_angle = width / bearing_radius
-    offset = jnp.mod(bin_angles(resolution) - contact_angle + jnp.pi, 2.0 * jnp.pi) - jnp.pi
-    share = (_elliptic_primitive((offset + 0.5 * spacing) / half_angle)
-             - _elliptic_primitive((offset - 0.5 * spacing) / half_angle)) * (2.0 / jnp.pi)
+    # the bins' edges relative to the contact, from the edge below bin 0 round to the one above bin N - 1
+    edges = jnp.mod(bin_angles(resolution) - 0.5 * spacing - contact_angle + jnp.pi, 2.0 * jnp.pi) - jnp.pi
+    primitive = _elliptic_primitive(edges / half_angle)
+    # the bin opposite the contact straddles the cut at +-pi: it is outside any contact (b < pi R_b)
+    opposite = jnp.roll(edges, -1) < edges
+    share = jnp.where(opposite, 0.0, jnp.roll(primitive, -1) - primitive) * (2.0 / jnp.pi)
     # share_k: the fraction of the force on bin k; the bin's area is R_b * spacing * L
     return force * share / (bearing_radius * spacing * length)
 

@@ -13,8 +13,8 @@ allows: its surface at the bore angle ``psi = phi + Delta`` lies at the distance
 ``rho(Delta) = e cos(Delta) + sqrt(R_j^2 - e^2 sin^2(Delta))`` from the bore's centre (``e``
 the eccentricity), so it reaches beyond the worn bore by
 ``g(psi) = rho(Delta) - R_b - h(psi)``. The penetration is the larger of the line-of-centres
-value ``e - c - h(phi)`` and the largest ``g`` at the profile's nodes within a quarter turn
-of the line of centres (at ``Delta = 0`` both are ``e - c - h``; elsewhere the node
+value ``e - c - h(phi)`` and the largest ``g`` at the profile's nodes within an eighth of a
+turn of the line of centres (at ``Delta = 0`` both are ``e - c - h``; elsewhere the node
 values take over where a groove's edges hold the journal off its bottom), and the contact
 sits at the angle that gives it. A profile of zeros gives exactly ``e - c`` (the nodes'
 ``g`` never exceed it). The force stays along the line of centres: the wear depths are
@@ -44,6 +44,14 @@ class WornBore(eqx.Module):
     depth: Float[Array, " bins"]
 
     @property
+    def window(self) -> int:
+        """Nodes on each side of the line of centres searched for the rigid journal's contact:
+        an eighth of a turn (45 deg), where the journal's surface has receded from the bore by
+        ``e (1 - cos 45 deg)``, 29 % of the clearance in contact: profiles whose depth varies
+        by less than that beyond it are followed exactly."""
+        return max(1, self.resolution // 8)
+
+    @property
     def resolution(self) -> int:
         """The number ``N`` of angles of the profile."""
         return self.depth.shape[-1]
@@ -71,7 +79,7 @@ class WornBore(eqx.Module):
         spacing = 2.0 * jnp.pi / count
         along = distance - clearance - self.at(angle)
         nearest = jnp.round(angle / spacing).astype(jnp.int32)
-        offsets = jnp.arange(-(count // 4), count // 4 + 1)
+        offsets = jnp.arange(-self.window, self.window + 1)
         nodes = nearest + offsets
         delta = nodes * spacing - angle
         journal_radius = bearing_radius - clearance

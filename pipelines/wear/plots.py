@@ -30,8 +30,8 @@ def profiles_figure(profiles: pd.DataFrame, joint: str, bearing_body: str) -> pl
         angle = np.append(rows["angle"].to_numpy(), rows["angle"].iloc[0] + 2 * np.pi)
         depth = np.append(rows["depth"].to_numpy(), rows["depth"].iloc[0]) * 1e6
         axis.plot(angle, depth, color=colour, lw=1.4, label=f"{rows['cycles'].iloc[0]:.3g} cycles")
-    axis.set_title(f"Wear depth of the bushing of {joint} (um), angle in the frame of {bearing_body}")
-    axis.set_xlabel("angle from the body's x axis (deg)")
+    axis.set_title(f"{joint}: wear depth of the bushing (um)")
+    axis.set_xlabel(f"angle from the x axis of {bearing_body} (deg)")
     axis.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
     return figure
 
