@@ -33,7 +33,9 @@ PROFILES, LIFE, FINGERPRINT = "profiles.parquet", "life.parquet", "wear.json"
 @dataclass
 class LifeRun:
     """The tables of a life run: ``profiles`` (long: ``update``, ``cycles``, ``angle`` (rad,
-    the bearing body's frame), ``depth`` (m)) and ``life`` (one row per pass); ``resumed``
+    the bearing body's frame), ``depth`` (m)) and ``life`` (one row per pass: the profile's
+    :func:`wear_metrics`, the pass's ``load_distance`` (N m) and :func:`dynamics_metrics`,
+    ``status``); ``resumed``
     the passes taken from stored tables and ``seconds`` the wall time of the new ones."""
 
     profiles: pd.DataFrame
@@ -115,8 +117,9 @@ def run_life(study: WearStudy, out: Path, resume: bool = False, progress: bool =
             bar.close()
             raise ClearanceError(f"solve failed at update {update} ({cycles:g} cycles): {status} "
                                  f"(the tables in {out} hold the passes before it)")
+        # load_distance: int F |v_t| dt over the counted cycles (N m); the pass adds k_w times it, scaled
         row = {"update": update, "cycles": cycles, **wear_metrics(study, depth), "status": status,
-               **dynamics_metrics(study, trajectory)}
+               "load_distance": float(accumulated.load_distance), **dynamics_metrics(study, trajectory)}
         profiles = profiles[profiles["update"] <= update]
         if update < study.updates:
             advance = min(study.cycles_per_update, study.table.cycles - cycles)
