@@ -3,21 +3,18 @@ mechanism with ``base = ...``, a ``[wear]`` table and optionally ``[simulation]`
 over the base's. Validated by pydantic with the one-line errors of every config
 (:func:`pipelines.config.config_error`); the checks that need the base mechanism (is the
 joint a planar revolute clearance joint, do the angle bins resolve the contact width, the
-cycle's period) are in :func:`load_wear_study`.
+cycle's period) are in :func:`pipelines.wear.study.load_wear_study`.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..config import FieldError, MechanismConfig, PositiveLength, PositiveTime, _quantity, config_error
-from ..config import load_pipeline_mechanism
-from ..errors import ConfigError
+from ..config import FieldError, PositiveLength, PositiveTime, _quantity, config_error
 from ..units import UnitError, quantity_to_si
 
 # The angle bins must resolve the Hertz contact: no bin wider than this share of the
@@ -55,7 +52,8 @@ def _integer(minimum: int):
 
 def _number(minimum: float):
     def check(value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                or value < minimum):
             raise PydanticCustomError("message", f"must be a number >= {minimum:g}, got {value!r}")
         return float(value)
 
@@ -94,7 +92,8 @@ class WearTable(BaseModel):
     def _hardness_with_dimensionless_coefficient(self) -> "WearTable":
         _, dimensionless = self.coefficient
         if dimensionless and self.hardness is None:
-            raise FieldError(["hardness"], "a dimensionless coefficient needs a hardness (Pa), e.g. hardness = \"2 GPa\"")
+            raise FieldError(["hardness"],
+                             'a dimensionless coefficient needs a hardness (Pa), e.g. hardness = "2 GPa"')
         if not dimensionless and self.hardness is not None:
             raise FieldError(["hardness"], "give a hardness only with a dimensionless coefficient (k_w in 1/Pa has it)")
         return self

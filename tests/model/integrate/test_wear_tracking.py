@@ -65,7 +65,8 @@ def test_new_profile_reproduces_the_joint_without_one(runs):
     validation-tier test below compares two of them)."""
     trajectory, _ = runs["new"]
     plain, zeros = journal(), journal(model.WornBore(jnp.zeros(RESOLUTION)))
-    states = jax.vmap(plain.flatten)(State(trajectory.q, trajectory.qd, trajectory.impact_memory, trajectory.driver_work))
+    states = jax.vmap(plain.flatten)(
+        State(trajectory.q, trajectory.qd, trajectory.impact_memory, trajectory.driver_work))
 
     def fields(mechanism):
         return jax.jit(jax.vmap(lambda flat: (mechanism.flat_vector_field(0.0, flat),

@@ -59,7 +59,8 @@ def test_resolution_must_resolve_the_contact_width(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, key", [
-    ("colour = 3", "wear.colour"), ('period = "-1 ms"', "wear.period"), ("cycles_per_update = 0", "wear.cycles_per_update")])
+    ("colour = 3", "wear.colour"), ('period = "-1 ms"', "wear.period"),
+    ("cycles_per_update = 0", "wear.cycles_per_update")])
 def test_unknown_and_bad_keys(tmp_path, capsys, extra, key):
     refused(capsys, write(tmp_path, extra=extra), key)
 
