@@ -43,12 +43,14 @@ from .contact import palmgren_stiffness as palmgren_stiffness
 from .contact import simulate_impact as simulate_impact
 from .contact import stiffness_from_adams as stiffness_from_adams
 from .contact import stiffness_to_adams as stiffness_to_adams
+from .contact import ArchardWear as ArchardWear
 from .geometry import ContactKinematics as ContactKinematics
 from .geometry import clearance_kinematics as clearance_kinematics
 from .geometry import cross2 as cross2
 from .geometry import perp as perp
 from .geometry import rotation as rotation
 from .geometry import safe_normal as safe_normal
+from .geometry import WornBore as WornBore
 from .integrate import AUTO_SOLVER as AUTO_SOLVER
 from .integrate import SOLVERS as SOLVERS
 from .integrate import EnsembleSolution as EnsembleSolution
@@ -68,6 +70,8 @@ from .integrate import resolve_solver as resolve_solver
 from .integrate import result_message as result_message
 from .integrate import simulate as simulate
 from .integrate import simulate_ensemble as simulate_ensemble
+from .integrate import simulate_with_wear as simulate_with_wear
+from .integrate import WearAccumulation as WearAccumulation
 from .integrate import solve as solve
 from .integrate import solve_ensemble as solve_ensemble
 from .lubrication import BEARING_MODELS as BEARING_MODELS

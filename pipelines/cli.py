@@ -23,6 +23,7 @@ COMMANDS = {
     "export-adams": ("pipelines.commands.export_adams", "ADAMS IMPACT/friction parameters"),
     "bifurcation": ("pipelines.commands.bifurcation", "Poincaré sections, Lyapunov exponents, bifurcation diagram"),
     "animate": ("pipelines.commands.animate", "animate a simulate run (GIF, or MP4 with ffmpeg)"),
+    "wear": ("pipelines.commands.wear", "Archard wear of a clearance joint over a service life"),
 }
 # subcommands whose positional argument is a run folder, not a config file
 RUN_DIR_COMMANDS = ("animate",)

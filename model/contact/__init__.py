@@ -46,3 +46,6 @@ from .stiffness import hertz_pin_stiffness as hertz_pin_stiffness
 from .stiffness import palmgren_stiffness as palmgren_stiffness
 from .stiffness import stiffness_from_adams as stiffness_from_adams
 from .stiffness import stiffness_to_adams as stiffness_to_adams
+from .wear import ArchardWear as ArchardWear
+from .wear import bin_pressures as bin_pressures
+from .wear import hertz_half_width_squared as hertz_half_width_squared

@@ -7,3 +7,5 @@ from .planar import cross2 as cross2
 from .planar import perp as perp
 from .planar import rotation as rotation
 from .planar import safe_normal as safe_normal
+from .worn import WornBore as WornBore
+from .worn import bin_angles as bin_angles

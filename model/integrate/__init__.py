@@ -21,6 +21,7 @@ from .settings import SolverSettings as SolverSettings
 from .solve import make_controller as make_controller
 from .solve import make_solver as make_solver
 from .solve import simulate as simulate
+from .solve import simulate_with_wear as simulate_with_wear
 from .solve import solve as solve
 from .solver_choice import AUTO_SOLVER as AUTO_SOLVER
 from .solver_choice import auto_solver as auto_solver
@@ -35,3 +36,5 @@ from .trajectory import SpatialTrajectory as SpatialTrajectory
 from .trajectory import Trajectory as Trajectory
 from .trajectory import result_message as result_message
 from .trajectory import trajectory_from_states as trajectory_from_states
+from .wear_tracking import WearAccumulation as WearAccumulation
+from .wear_tracking import WearTracking as WearTracking

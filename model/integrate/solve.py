@@ -25,6 +25,8 @@ from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROS
 from .step_bound import OpenJointStepBound
 from .step_guard import NonFiniteStepsCarryNoGradient, RejectNonFinite
 from .trajectory import SpatialTrajectory, Trajectory, trajectory_from_states
+from .wear_tracking import WearAccumulation, WearTracking
+from ..contact.wear import ArchardWear
 
 
 def _terms(solver_name: str, field):
@@ -113,6 +115,7 @@ def solve(
     y0: PyTree | None = None,
     rtol: ArrayLike | None = None,
     atol: ArrayLike | None = None,
+    wear: ArchardWear | None = None,
 ) -> diffrax.Solution:
     """Integrate the equations of motion from ``t = 0`` to ``settings.t_end``.
 
@@ -121,15 +124,21 @@ def solve(
     :class:`~model.State`, a spatial ``SpatialState``), and its ``solver_state`` holds
     the contact peaks of the accepted steps (:class:`model.integrate.peaks.PeakTracking`).
     ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
-    work-precision sweep compiles once per solver.
+    work-precision sweep compiles once per solver. ``wear``: also accumulate the Archard wear
+    of a planar joint's bushing over the accepted steps
+    (:class:`model.integrate.wear_tracking.WearTracking`); the solver state is then
+    ``(peak tracking's state, WearAccumulation)``.
     """
     y0 = mechanism.initial_state() if y0 is None else y0
     solver = with_projection(make_solver(settings, rtol, atol, mechanism), settings)
     if settings.adjoint == "checkpoint":
         solver = NonFiniteStepsCarryNoGradient(solver)
+    solver = PeakTracking(solver)
+    if wear is not None:
+        solver = WearTracking(solver, wear)
     solution = diffrax.diffeqsolve(
         _terms(settings.solver, flat_vector_field),
-        PeakTracking(solver),
+        solver,
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,
         dt0=None,
@@ -161,7 +170,23 @@ def simulate(mechanism: AbstractMechanism, settings: SolverSettings, rtol: Array
     never raises under ``jit``. ``rtol``/``atol``: see :func:`solve`.
     """
     solution = solve(mechanism, settings, rtol=rtol, atol=atol)
+    return _trajectory(mechanism, solution, solution.solver_state)
+
+
+def _trajectory(mechanism: AbstractMechanism, solution: diffrax.Solution, peak_state) -> Trajectory | SpatialTrajectory:
     return trajectory_from_states(
         mechanism, solution.ts, solution.ys, solution.stats["num_steps"], solution.stats["num_rejected_steps"],
-        result_code(solution.result), PeakTracking.peaks(solution.solver_state),
+        result_code(solution.result), PeakTracking.peaks(peak_state),
     )
+
+
+def simulate_with_wear(mechanism: AbstractMechanism, settings: SolverSettings, wear: ArchardWear,
+                       y0: PyTree | None = None) -> tuple[Trajectory, WearAccumulation]:
+    """:func:`simulate` of a planar mechanism, and the Archard wear its joint ``wear.joint``
+    accumulated over the accepted steps from ``wear.start_time`` on (depth per angle bin of
+    the bushing, m; :mod:`model.integrate.wear_tracking`). The joint's current worn profile
+    (``ClearanceJoint.wear``) shapes the dynamics; the new wear does not (add it between
+    runs). ``y0``: the initial state (default: the mechanism's consistent one)."""
+    solution = solve(mechanism, settings, y0=y0, wear=wear)
+    peak_state, accumulated = WearTracking.split(solution.solver_state)
+    return _trajectory(mechanism, solution, peak_state), accumulated

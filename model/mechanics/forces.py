@@ -42,8 +42,37 @@ def body_omega(qd, body: int) -> Float[Array, ""]:
     return jnp.zeros((), qd.dtype) if body == GROUND else qd[3 * body + 2]
 
 
+def centres_angle(joint: ClearanceJoint, q, kin: ContactKinematics) -> Float[Array, ""]:
+    """Direction of the line of centres (rad) in the bearing body's frame (from its x axis)."""
+    angle = jnp.arctan2(kin.normal[1], kin.normal[0])
+    if joint.bearing_body == GROUND:
+        return angle
+    return angle - body_pose(q, joint.bearing_body)[1]
+
+
+def worn_contact(joint: ClearanceJoint, q, kin: ContactKinematics) -> tuple[Float[Array, ""], Float[Array, ""]]:
+    """``(penetration (m), contact angle (rad, bearing frame))`` of a joint: the nominal
+    ``|e| - c`` along the line of centres, or with a worn bushing (``joint.wear``) the rigid
+    journal's contact with the worn bore (:meth:`model.geometry.worn.WornBore.contact`)."""
+    angle = centres_angle(joint, q, kin)
+    if joint.wear is None:
+        return kin.penetration, angle
+    return joint.wear.contact(kin.distance, angle, joint.bearing_radius, joint.clearance)
+
+
 def joint_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
-    """Contact geometry and relative velocities of one clearance joint."""
+    """Contact geometry and relative velocities of one clearance joint. A worn bushing
+    (``joint.wear``) widens the gap (:func:`worn_contact`); the bearing's contact point then
+    moves out along the line of centres by the worn depth ``|e| - c - delta``."""
+    kin = _nominal_kinematics(joint, q, qd)
+    if joint.wear is None:
+        return kin
+    penetration, _ = worn_contact(joint, q, kin)
+    depth = kin.penetration - penetration
+    return kin._replace(penetration=penetration, bearing_point=kin.bearing_point + depth * kin.normal)
+
+
+def _nominal_kinematics(joint: ClearanceJoint, q, qd) -> ContactKinematics:
     return clearance_kinematics(
         journal_centre=point_position(q, joint.journal_body, joint.journal_point),
         journal_velocity=point_velocity(q, qd, joint.journal_body, joint.journal_point),

@@ -22,6 +22,7 @@ from jaxtyping import Array, Float
 from ..contact.normal import ContactLaw
 from ..contact.friction import FrictionLaw
 from ..contact.stiffness import hertz_pin_stiffness
+from ..geometry.worn import WornBore
 from .flexible import BeamChain, PointLoad
 from .interface import AbstractMechanism
 
@@ -86,6 +87,8 @@ class ClearanceJoint(eqx.Module):
     initial_eccentricity: Float[Array, "2"]  # journal centre minus bearing centre at t = 0 (m)
     hertz: bool = eqx.field(static=True, default=True)
     lubrication: eqx.Module | None = None  # model.lubrication.Lubrication: oil film, or dry
+    # the bushing's wear depth over the angle (model/geometry/worn.py); None: a new bushing
+    wear: WornBore | None = None
 
     @property
     def bodies(self) -> tuple[int, int]:

@@ -1,0 +1,3 @@
+"""Wear over a service life (``clearance wear CONFIG``): the config's schema (``schema``),
+the life loop of simulations and profile updates with its resumable tables (``life``), and
+the figures (``plots``)."""

@@ -1,0 +1,130 @@
+"""A wear config resolved against its base mechanism: the worn joint, the cycle's period, the
+Archard law and the solver settings of one update's simulation (SI units throughout)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+
+import model
+from model.contact.stiffness import effective_modulus
+from model.contact.wear import hertz_half_width_squared
+
+from ..build import build_mechanism, solver_settings
+from ..config import MechanismConfig, load_pipeline_mechanism
+from ..errors import ConfigError
+from .schema import MAX_BIN_PER_HALF_WIDTH, WearTable, parse_wear
+
+
+@dataclass(frozen=True)
+class WearStudy:
+    """Everything a life run needs: the base mechanism (its worn joint's profile set per
+    update), the index and name of that joint, the ``[wear]`` table, the cycle period (s)
+    and the settings of one update's simulation (warm-up plus counted cycles)."""
+
+    file: str
+    config: MechanismConfig
+    mechanism: model.Mechanism
+    joint: int
+    joint_name: str
+    table: WearTable
+    period: float
+    settings: model.SolverSettings
+
+    @property
+    def start_time(self) -> float:
+        """When the wear starts to count in each simulation (s): after the warm-up cycles."""
+        return self.table.warmup_cycles * self.period
+
+    @property
+    def law(self) -> model.ArchardWear:
+        return model.ArchardWear(coefficient=jnp.asarray(self.table.coefficient_per_pascal),
+                                 length=jnp.asarray(self.table.bearing_length), start_time=jnp.asarray(self.start_time),
+                                 joint=self.joint, resolution=self.table.resolution)
+
+    @property
+    def cycles_per_update(self) -> float:
+        """Operating cycles one update stands for (the last may stand for fewer)."""
+        return self.table.extrapolation * self.table.cycles_per_update
+
+    @property
+    def updates(self) -> int:
+        """Profile updates over the life: the life loop runs one simulation more (of the final profile)."""
+        return math.ceil(self.table.cycles / self.cycles_per_update - 1e-9)
+
+    def with_profile(self, depth: np.ndarray) -> model.Mechanism:
+        """The mechanism with the worn joint's bushing at ``depth`` (m per angle bin)."""
+        joints = list(self.mechanism.clearance_joints)
+        joints[self.joint] = dataclasses.replace(joints[self.joint], wear=model.WornBore(jnp.asarray(depth)))
+        return dataclasses.replace(self.mechanism, clearance_joints=tuple(joints))
+
+    def fingerprint(self) -> dict:
+        """What a stored life must share with this study to be resumed (the life's length may grow)."""
+        table = self.table.model_dump(exclude={"cycles"})
+        return {"base": str(self.config.source), "joint": self.joint_name, "period": self.period,
+                "t_end": self.settings.t_end, "output_interval": self.settings.output_interval,
+                "solver": self.settings.solver, "rtol": self.settings.rtol, "atol": self.settings.atol,
+                **{key: list(value) if isinstance(value, tuple) else value for key, value in table.items()}}
+
+
+def _period(config: MechanismConfig, table: WearTable, file: str) -> float:
+    if table.period is not None:
+        return table.period
+    speeds = [driver.speed for driver in config.drivers if driver.type == "constant_speed"]
+    if len(speeds) != 1 or speeds[0] == 0.0:
+        raise ConfigError(file, "wear.period", "the base has no single constant-speed driver to take one cycle from; "
+                                               'give the cycle\'s duration, e.g. period = "12 ms"')
+    return 2.0 * math.pi / abs(speeds[0])
+
+
+def _with_modulus(config: MechanismConfig, mechanism: model.Mechanism, index: int, name: str, file: str):
+    """The joint's effective modulus, which the Hertz contact width needs, also where its
+    stiffness is given as a number (the modulus is then not used by the contact force)."""
+    joint_config = next(j for j in config.joints if j.name == name)
+    if joint_config.materials is None:
+        raise ConfigError(file, "wear.joint", f"joint {name!r} of {config.source} names no materials: "
+                                              "the Hertz contact width of the wear law needs them")
+    first, second = (config.materials[material] for material in joint_config.materials)
+    modulus = effective_modulus(first.youngs_modulus, first.poisson_ratio, second.youngs_modulus, second.poisson_ratio)
+    joints = list(mechanism.clearance_joints)
+    joints[index] = dataclasses.replace(joints[index], effective_modulus=jnp.asarray(modulus))
+    return dataclasses.replace(mechanism, clearance_joints=tuple(joints))
+
+
+def _check_resolution(joint: model.ClearanceJoint, table: WearTable, file: str) -> None:
+    half_width = math.sqrt(float(hertz_half_width_squared(table.reference_force, table.bearing_length,
+                                                          joint.effective_modulus, joint.bearing_radius,
+                                                          joint.clearance)))
+    bin_width = 2.0 * math.pi * float(joint.bearing_radius) / table.resolution
+    if bin_width > MAX_BIN_PER_HALF_WIDTH * half_width:
+        needed = math.ceil(2.0 * math.pi * float(joint.bearing_radius) / (MAX_BIN_PER_HALF_WIDTH * half_width))
+        raise ConfigError(file, "wear.resolution",
+                          f"{table.resolution} bins are {bin_width * 1e6:.3g} um wide, wider than the Hertz contact "
+                          f"half-width {half_width * 1e6:.3g} um under reference_force = {table.reference_force:g} N; "
+                          f"use at least {needed}")
+
+
+def load_wear_study(path: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> WearStudy:
+    """Read and validate a wear config and its base; every error is one :class:`ConfigError`."""
+    file = str(path)
+    raw, config = load_pipeline_mechanism(path, overrides)
+    schema = parse_wear(raw, file)
+    if getattr(config, "dimension", 2) != 2:
+        raise ConfigError(file, "base", f"{config.source} is spatial; the wear study takes a planar mechanism")
+    mechanism = build_mechanism(config)
+    table = schema.wear
+    if table.joint not in mechanism.clearance_names:
+        raise ConfigError(file, "wear.joint", f"{table.joint!r} is not a revolute clearance joint of {config.source}; "
+                                              f"choose from {list(mechanism.clearance_names)}")
+    index = mechanism.clearance_names.index(table.joint)
+    mechanism = _with_modulus(config, mechanism, index, table.joint, file)
+    _check_resolution(mechanism.clearance_joints[index], table, file)
+    period = _period(config, table, file)
+    t_end = (table.warmup_cycles + table.cycles_per_update) * period
+    settings = solver_settings(config, t_end=t_end)
+    return WearStudy(file, config, mechanism, index, table.joint, table, period, settings)
