@@ -30,7 +30,7 @@ from model.contact.stiffness import effective_modulus
 
 from model.mechanics.spatial import SpatialMechanism
 
-from .build_flexible import beam_chains, body_layout, point_loads
+from .build_flexible import beam_chains, body_layout, point_loads, velocity_targets
 from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
@@ -135,7 +135,9 @@ def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | Spat
         drivers=tuple(drivers),
         baumgarte_alpha=_array(config.simulation.baumgarte_alpha),
         baumgarte_beta=_array(config.simulation.baumgarte_beta),
-        initial_velocities=config.initial.velocities,
+        initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
+        initial_velocity_targets=velocity_targets(config, np.asarray(layout.positions).reshape(-1, 3)[:, :2], 2),
+        initial_clearance=config.initial.clearance,
         body_names=tuple(layout.names),
         clearance_names=tuple(name for name, _ in clearance),
         driver_names=tuple(d.name for d in config.drivers),

@@ -115,3 +115,31 @@ def point_loads(config: MechanismConfig, layout: BodyLayout) -> tuple[PointLoad,
         value = load.value if load.type == "force" else (load.value, 0.0)
         loads.append(PointLoad(index, load.type, local, jnp.asarray(value, dtype=jnp.float64)))
     return tuple(loads)
+
+
+def velocity_targets(config, engine_positions: np.ndarray, dimension: int) -> jnp.ndarray | None:
+    """Requested velocities of ``[initial.velocities]`` per engine body (planar ``vx, vy,
+    omega``; spatial ``v, w``), or None when none are requested. A flexible body's request is
+    its frame's (at the body's configured centre), spread over its segments as the rigid-body
+    field ``v_k = v + w x (r_k - r)``; bodies not named are asked to be at rest.
+    ``engine_positions``: each engine body's position (m), one row per body."""
+    requested = config.initial.requested_velocities()
+    if not requested:
+        return None
+    rows = []
+    for body in config.bodies:
+        count = 1 if body.flexible is None else body.flexible.segments + 1
+        request = requested.get(body.name)
+        for _ in range(count):
+            position = engine_positions[len(rows)]
+            if request is None:
+                rows.append(np.zeros(3 if dimension == 2 else 6))
+                continue
+            arm = position - np.asarray(body.position, dtype=float)
+            if dimension == 2:
+                rows.append(np.array([request.vx - request.omega * arm[1], request.vy + request.omega * arm[0],
+                                      request.omega]))
+            else:
+                velocity, omega = np.asarray(request.v, dtype=float), np.asarray(request.w, dtype=float)
+                rows.append(np.concatenate([velocity + np.cross(omega, arm), omega]))
+    return jnp.asarray(np.concatenate(rows), dtype=jnp.float64)

@@ -27,6 +27,7 @@ from model.mechanics.segmentation import (
     frequency_coefficient, holding_segment, segment_centres, segment_inertia_tensors, segment_masses,
 )
 
+from .build_flexible import velocity_targets
 from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .config.spatial import SpatialConfig
@@ -215,7 +216,9 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
         initial_positions=_array(np.concatenate(layout.positions)), joints=tuple(joints), cylindrical_joints=tuple(cylinders),
         spherical_joints=tuple(spheres), loads=tuple(loads), drivers=drivers, beam_chains=beam_chains(config, layout),
         baumgarte_alpha=_array(config.simulation.baumgarte_alpha), baumgarte_beta=_array(config.simulation.baumgarte_beta),
-        initial_velocities=config.initial.velocities, body_names=tuple(layout.names),
+        initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
+        initial_velocity_targets=velocity_targets(config, np.stack(layout.positions)[:, :3], 3),
+        initial_clearance=config.initial.clearance, body_names=tuple(layout.names),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
         driver_names=tuple(d["name"] for d in config.drivers))
     return _with_ideal_rows(_check_redundancy(config, mechanism))

@@ -4,6 +4,7 @@
 at every evaluation; clearance joints enter ``Q`` as contact forces only.
 """
 
+import dataclasses
 import functools
 from typing import NamedTuple
 
@@ -14,10 +15,12 @@ from jaxtyping import Array, Bool, Float
 
 from .constraints import (acceleration_rhs, constraint_jacobian, constraint_rate, constraints, driver_rows,
                           point_position, velocity_rhs)
+from .flexible import deformation_rate_rows
 from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics, structural_and_load_forces
 from ..contact.memory import impact_memory_rate
 from ..geometry.vectors import times_transpose
 from .mechanism import GROUND, Mechanism
+from .start import SEATING_PASSES, project_velocities, seated_eccentricity
 
 
 class State(NamedTuple):
@@ -310,22 +313,64 @@ def project_positions(mechanism: Mechanism, q, t=0.0, iterations: int = 8) -> Fl
     return jax.lax.scan(newton_step, q, None, length=iterations)[0] if constraints(mechanism, q, t).size else q
 
 
+def start_velocities(pinned: Mechanism, q0, t0) -> Float[Array, " coords"]:
+    """Velocities at ``t0`` of the mechanism ``pinned`` (clearance joints held ideal).
+
+    ``"from_drivers"``: the velocities closest to the requested ones
+    (``initial_velocity_targets``, zero when None) that satisfy ``Phi_q qd = -Phi_t`` and keep
+    every flexible body's deformation rates at zero, so that its segments move with the
+    rigid-body velocity field of its frame (:func:`model.mechanics.start.project_velocities`).
+    ``"zero"``: at rest.
+    """
+    if pinned.initial_velocities == "zero":
+        return jnp.zeros_like(q0)
+    target = jnp.zeros_like(q0) if pinned.initial_velocity_targets is None else pinned.initial_velocity_targets
+    rows = [constraint_jacobian(pinned, q0, t0)] + [deformation_rate_rows(chain, q0) for chain in pinned.beam_chains]
+    rhs = [velocity_rhs(pinned, q0, t0)] + [jnp.zeros(row.shape[0], q0.dtype) for row in rows[1:]]
+    return project_velocities(jnp.concatenate(rows), jnp.concatenate(rhs), target)
+
+
+def _ideal_start(mechanism: Mechanism, q) -> tuple[Mechanism, Float[Array, " coords"], Float[Array, " coords"]]:
+    """Positions projected from ``q`` and velocities with each clearance joint held ideal at
+    its initial eccentricity, and that ideal mechanism."""
+    pinned = mechanism.idealised(with_offsets=True)
+    q0 = project_positions(pinned, q)
+    return pinned, q0, start_velocities(pinned, q0, jnp.zeros((), q0.dtype))
+
+
+def seated(mechanism: Mechanism) -> Mechanism:
+    """``mechanism`` with each clearance joint's ``initial_eccentricity`` at its quasi-static
+    seat: the journal displaced along the force it presses on the bearing with when the joint
+    is ideal (gravity, loads, drivers and the inertia of the initial motion at ``t = 0``), so
+    far that the elastic contact force carries it
+    (:func:`model.mechanics.start.seated_eccentricity`)."""
+    q = mechanism.initial_positions
+    first_pin_row = 2 * len(mechanism.revolute_joints)
+    for _ in range(SEATING_PASSES):
+        pinned, q, qd = _ideal_start(mechanism, q)
+        at_rest_memory = jnp.zeros((0,), q.dtype)
+        multipliers = evaluate(pinned, jnp.zeros((), q.dtype), State(q, qd, at_rest_memory, jnp.zeros((), q.dtype))).multipliers
+        joints = tuple(
+            dataclasses.replace(joint, initial_eccentricity=seated_eccentricity(
+                joint.contact_law(), joint.clearance, multipliers[first_pin_row + 2 * k : first_pin_row + 2 * k + 2],
+                joint.initial_eccentricity))
+            for k, joint in enumerate(mechanism.clearance_joints))
+        mechanism = dataclasses.replace(mechanism, clearance_joints=joints, initial_positions=q)
+    return mechanism
+
+
 def initial_state(mechanism: Mechanism) -> State:
     """Consistent initial state of ``mechanism`` at ``t = 0``.
 
     Positions: the configured ones, projected onto the constraints of the mechanism with
-    each clearance joint held ideal at its initial eccentricity. Velocities
-    (``"from_drivers"``): the minimum-norm solution of ``Phi_q qd = -Phi_t`` for that same
-    constraint set, i.e. the ideal-joint velocities. The impact memory starts at the
-    current normal rate (``model/contact/memory.py``).
+    each clearance joint held ideal at its initial eccentricity (with
+    ``initial_clearance = "static"`` first moved to its quasi-static seat, :func:`seated`).
+    Velocities: :func:`start_velocities` for that same constraint set. The impact memory
+    starts at the current normal rate (``model/contact/memory.py``).
     """
-    pinned = mechanism.idealised(with_offsets=True)
-    q0 = project_positions(pinned, mechanism.initial_positions)
-    t0 = jnp.zeros((), q0.dtype)
-    if mechanism.initial_velocities == "from_drivers" and constraints(pinned, q0, t0).size:
-        qd0 = jnp.linalg.lstsq(constraint_jacobian(pinned, q0, t0), velocity_rhs(pinned, q0, t0))[0]
-    else:
-        qd0 = jnp.zeros_like(q0)
+    if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
+        mechanism = seated(mechanism)
+    _, q0, qd0 = _ideal_start(mechanism, mechanism.initial_positions)
     return State(q0, qd0, _normal_rates(mechanism, q0, qd0), jnp.zeros((), q0.dtype))
 
 

@@ -102,6 +102,12 @@ def planar_deformation(chain: BeamChain, q) -> Float[Array, "elements 3"]:
     return jnp.stack([axial, transverse, second[:, 2] - first[:, 2]], axis=1)
 
 
+def deformation_rate_rows(chain: BeamChain, q) -> Float[Array, "rows coords"]:
+    """``D = d(deformation)/dq``, one row per element deformation: ``D qd = 0`` holds exactly
+    when every segment of the chain moves with one rigid-body velocity field."""
+    return jax.jacfwd(lambda q_: planar_deformation(chain, q_).reshape(-1))(q)
+
+
 def element_forces(chain: BeamChain, q, qd) -> Float[Array, "elements 3"]:
     """End loads ``K (d + beta d_dot)`` (N, N, N m) that hold each element's node j deformed."""
     deformation, rate = jax.jvp(lambda q_: planar_deformation(chain, q_), (q,), (qd,))

@@ -144,7 +144,12 @@ class Mechanism(AbstractMechanism):
     drivers: tuple[Driver, ...]
     baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
     baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
+    # "from_drivers": the velocities closest to ``initial_velocity_targets`` (zero when None)
+    # that satisfy the ideal joints, drivers and rigid flexible bodies; "zero": at rest
     initial_velocities: str = eqx.field(static=True, default="from_drivers")
+    initial_velocity_targets: Float[Array, " coords"] | None = None  # (vx, vy, omega) per body (m/s, rad/s)
+    # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
+    initial_clearance: str = eqx.field(static=True, default="configured")
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
     driver_names: tuple[str, ...] = eqx.field(static=True, default=())

@@ -108,6 +108,13 @@ def _check_name(name: str) -> str:
 
 
 Name = Annotated[str, AfterValidator(_check_name)]
+Velocity = _quantity("velocity")
+
+
+def union_tag(name: str) -> str:
+    """The tag of one branch of a union told apart by a function (pydantic's callable
+    ``Discriminator``); pydantic puts it in error locations, and the messages skip it."""
+    return f"({name})"
 Length = _quantity("length")
 PositiveLength = _quantity("length", gt=0.0)
 Angle = _quantity("angle")
@@ -155,6 +162,8 @@ TransitionRatios = Annotated[tuple[float, float], BeforeValidator(_transition_ra
 Vector = Annotated[tuple[Length, Length], SIUnit("m")]
 Points = Annotated[tuple[tuple[Length, Length], tuple[Length, Length]], SIUnit("m")]
 AccelerationVector = Annotated[tuple[Acceleration, Acceleration], SIUnit("m/s^2")]
+VelocityVector3 = Annotated[tuple[Velocity, Velocity, Velocity], SIUnit("m/s")]
+AngularVelocityVector3 = Annotated[tuple[AngularVelocity, AngularVelocity, AngularVelocity], SIUnit("rad/s")]
 BodyPair = tuple[Name, Name]
 ZERO_POINTS = ((0.0, 0.0), (0.0, 0.0))
 

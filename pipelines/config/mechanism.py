@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from model.contact.friction import DEFAULT_FRICTION_VELOCITIES
@@ -18,11 +18,11 @@ from .fields import (
     AccelerationVector, Angle, BodyPair, BearingModel, ContactModel, Damping, FieldError, FrictionModel,
     HERTZ_EXPONENT, Inertia, Mass, Modulus, Name, NonNegativeNumber, Number, Points, PoissonRatio, PositiveLength,
     PositiveNumber, PositiveTime, PositiveVelocity, Rate, Restitution, Section, SIUnit, SolverName, Torque,
-    AngularVelocity, TransitionRatios, Vector, Viscosity, ZERO_POINTS, _quantity, in_si,
+    AngularVelocity, TransitionRatios, Vector, Velocity, Viscosity, ZERO_POINTS, _quantity, in_si, union_tag,
 )
 from .flexible import Flexible, Load, check_flexible_references
 from .paths import OVERRIDE_SOURCE, _split_path, set_by_path
-from .references import check_references
+from .references import check_initial, check_references
 from .summary import _model_child, _summarise, _summarise_value
 
 
@@ -255,10 +255,55 @@ class ConstantTorqueDriver(Section):
 Driver = Annotated[Union[ConstantSpeedDriver, ConstantTorqueDriver], Field(discriminator="type")]
 
 
-class Initial(Section):
-    """Initial velocities: consistent with the drivers through the ideal joints, or zero."""
+class BodyVelocity(Section):
+    """Requested velocity of one body at t = 0 (planar): of its centre of mass, or for a
+    flexible body of its frame's origin (the body's centre), the segments following as one
+    rigid body."""
 
-    velocities: Literal["from_drivers", "zero"] = Field("from_drivers", description="initial velocities: from the drivers through the ideal joints, or zero")
+    vx: Velocity = Field(0.0, description="x velocity of the body's centre in the ground frame (m/s)")
+    vy: Velocity = Field(0.0, description="y velocity of the body's centre in the ground frame (m/s)")
+    omega: AngularVelocity = Field(0.0, description="angular velocity, counter-clockwise positive (rad/s)")
+
+
+VELOCITY_MODES = ("from_drivers", "zero")
+VELOCITIES_DESCRIPTION = (
+    '"from_drivers": the velocities the drivers impose through the ideal joints (clearance joints held ideal at '
+    'their initial eccentricity; every flexible body moving as a rigid body, zero deformation rates); "zero": at '
+    "rest; or a table of requested body velocities, one sub-table per body name (`[initial.velocities.crank]`), "
+    "bodies not named at rest: the velocities closest to them (least change) that satisfy the ideal joints and "
+    "the drivers, flexible bodies moving rigidly"
+)
+CLEARANCE_DESCRIPTION = (
+    '"configured": each clearance joint starts at its `initial_eccentricity`; "static": each starts at its '
+    "quasi-static eccentricity, the journal pressed against the bearing along the force the ideal joint carries at "
+    "t = 0 (gravity, loads, drivers and the inertia of the initial motion) until the elastic contact force carries it "
+    "(a spatial cylindrical joint: parallel to the bearing, without tilt); dry joints only"
+)
+
+
+def _velocity_branch(value: Any) -> str:
+    return union_tag("mode") if isinstance(value, str) else union_tag("bodies")
+
+
+def velocities_field(body_velocity: type[Section]) -> Any:
+    """The ``initial.velocities`` value: a mode name or a table of body velocities."""
+    return Annotated[
+        Union[Annotated[Literal[VELOCITY_MODES], Tag(union_tag("mode"))],
+              Annotated[dict[Name, body_velocity], Tag(union_tag("bodies"))]],
+        Discriminator(_velocity_branch),
+    ]
+
+
+class Initial(Section):
+    """The state at t = 0: velocities (from the drivers, zero or requested per body) and the
+    clearance joints' eccentricities (configured or quasi-static)."""
+
+    velocities: velocities_field(BodyVelocity) = Field("from_drivers", description=VELOCITIES_DESCRIPTION)
+    clearance: Literal["configured", "static"] = Field("configured", description=CLEARANCE_DESCRIPTION)
+
+    def requested_velocities(self) -> dict:
+        """The table of requested body velocities (empty for a mode name)."""
+        return {} if isinstance(self.velocities, str) else dict(self.velocities)
 
 
 class Simulation(Section):
@@ -309,6 +354,8 @@ class MechanismConfig(Section):
     def _cross_references(self) -> "MechanismConfig":
         check_references(self)
         check_flexible_references(self)
+        check_initial(self.initial, [body.name for body in self.bodies],
+                      [joint.name for joint in self.joints if getattr(joint, "lubrication", None) is not None])
         return self
 
     @property

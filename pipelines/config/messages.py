@@ -32,6 +32,8 @@ def _dotted_key(raw: Any, loc: Sequence[Any]) -> list[str]:
             node = node[item]
         elif isinstance(node, dict) and item == node.get("type"):
             continue  # the tag pydantic inserts for a discriminated union
+        elif isinstance(item, str) and item.startswith("(") and item.endswith(")"):
+            continue  # the tag of a union told apart by a function (fields.union_tag)
         else:
             parts.append(str(item))
             node = None

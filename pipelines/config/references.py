@@ -74,3 +74,17 @@ def _check_driver_references(config) -> None:
             raise FieldError(["drivers", driver.name, "joint"], f"joint {driver.joint!r} already has a driver")
         driven.add(driver.joint)
 
+
+
+def check_initial(initial, body_names, lubricated_joints) -> None:
+    """Refuse requested velocities of bodies that do not exist and a quasi-static start of
+    lubricated joints (their film force depends on the motion, so the elastic seat is not
+    their equilibrium)."""
+    for name in initial.requested_velocities():
+        if name not in body_names:
+            raise FieldError(["initial", "velocities", name],
+                             f"no body named {name!r}; bodies are {', '.join(map(repr, body_names))}")
+    if initial.clearance == "static" and lubricated_joints:
+        raise FieldError(["initial", "clearance"],
+                         f'"static" seats dry clearance joints only; {lubricated_joints[0]!r} is lubricated '
+                         '(its film force depends on the motion): use "configured"')

@@ -39,8 +39,12 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..units import si_unit, to_si
 from .loading import load_toml
-from .mechanism import Contact, Friction, Initial, Lubrication, Material, Simulation
-from .fields import FieldError
+from pydantic import Field
+
+from .mechanism import (VELOCITIES_DESCRIPTION, Contact, Friction, Initial, Lubrication, Material, Simulation,
+                        velocities_field)
+from .fields import AngularVelocityVector3, FieldError, Section, VelocityVector3
+from .references import check_initial
 from .flexible import END_TOLERANCE, Flexible, check_flexible_references, check_point_on_body
 from .paths import OVERRIDE_SOURCE, _apply_overrides, set_by_path
 from .summary import _summarise_value
@@ -211,7 +215,7 @@ class _Reader:
             return cls.model_validate(raw if raw is not None else {})
         except ValidationError as error:
             first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
+            where = ".".join(str(part) for part in first["loc"] if not str(part).startswith("("))  # union tags
             self.fail(f"{key}.{where}" if where else key, first["msg"])
 
 
@@ -536,8 +540,34 @@ def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
         name=str(raw.get("name", "mechanism")), source=str(source), raw=raw,
         gravity=reader.vector(raw.get("gravity", ["0 m/s^2"] * 3), "acceleration", "gravity"), materials=materials,
         bodies=bodies, joints=joints, drivers=drivers, loads=loads, tracked_points=tracked,
-        initial=reader.section(Initial, raw.get("initial"), "initial"),
+        initial=_initial(reader, raw.get("initial"), bodies, joints),
         simulation=reader.section(Simulation, raw.get("simulation"), "simulation"))
+
+
+class SpatialBodyVelocity(Section):
+    """Requested velocity of one body at t = 0 (spatial), ground frame: of its centre of mass,
+    or for a flexible body of its frame's origin (the body's centre), the segments following
+    as one rigid body."""
+
+    v: VelocityVector3 = Field((0.0, 0.0, 0.0), description="velocity of the body's centre, ground frame (m/s)")
+    w: AngularVelocityVector3 = Field((0.0, 0.0, 0.0), description="angular velocity, ground frame (rad/s)")
+
+
+class SpatialInitial(Initial):
+    """The state at t = 0 of a ``dimension = 3`` mechanism (as the planar ``[initial]``; body
+    velocities as 3-vectors ``v`` and ``w``)."""
+
+    velocities: velocities_field(SpatialBodyVelocity) = Field("from_drivers", description=VELOCITIES_DESCRIPTION)
+
+
+def _initial(reader: _Reader, raw, bodies: list, joints: list) -> SpatialInitial:
+    initial = reader.section(SpatialInitial, raw, "initial")
+    try:
+        check_initial(initial, [body["name"] for body in bodies],
+                      [joint["name"] for joint in joints if joint.get("lubrication") is not None])
+    except FieldError as error:
+        reader.fail(".".join(error.key), str(error))
+    return initial
 
 
 def load_spatial(path, overrides=()) -> SpatialConfig:

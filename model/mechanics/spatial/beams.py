@@ -68,6 +68,17 @@ def _segment_twists(chain: BeamChain, v) -> Float[Array, "segments 6"]:
     return v.reshape(-1, VELOCITY_SIZE)[jnp.asarray(chain.segments)]
 
 
+def deformation_rate_rows(chain: BeamChain, x) -> Float[Array, "rows velocities"]:
+    """``D = d(deformation)/d(twist)`` over the whole velocity vector, one row per element
+    deformation: ``D v = 0`` holds exactly when every segment of the chain moves with one
+    rigid-body velocity field."""
+    zero = jnp.zeros((len(chain.segments), VELOCITY_SIZE), x.dtype)
+    local = jax.jacfwd(lambda twist: _twisted(chain, x)(twist).reshape(-1))(zero)
+    bodies = x.shape[-1] // POSITION_SIZE
+    full = jnp.zeros((local.shape[0], bodies, VELOCITY_SIZE), x.dtype).at[:, jnp.asarray(chain.segments)].set(local)
+    return full.reshape(local.shape[0], -1)
+
+
 def element_loads(chain: BeamChain, x, v) -> Float[Array, "elements 6"]:
     """End loads ``K (d + beta d_dot)`` (N, N m) that hold each element's node j deformed."""
     deformation = _twisted(chain, x)

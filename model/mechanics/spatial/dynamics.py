@@ -13,6 +13,7 @@ The impact memory's normal accelerations are written out
 import dataclasses
 from typing import NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -21,10 +22,11 @@ from ...contact.memory import impact_memory_rate
 from ...geometry.quaternion import quaternion_product, rotation_matrix
 from ...geometry.vectors import dot, times_transpose
 from ..dynamics import spd_solve
-from .constraints import (acceleration_rhs, all_constraints, frames, body_pose, body_twist, constraint_jacobian,
+from .constraints import (ROWS, acceleration_rhs, all_constraints, frames, body_pose, body_twist, constraint_jacobian,
                           jacobian_row_groups,
-                          constraint_rate, driver_rows, point_position, position_rate, velocity_rhs, ROWS)
-from .beams import beam_forces
+                          constraint_rate, driver_rows, point_position, position_rate, velocity_rhs)
+from ..start import SEATING_PASSES, project_velocities, seated_eccentricity
+from .beams import beam_forces, deformation_rate_rows
 from .forces import (SpatialContactState, applied_forces, contact_forces, contact_normal_accelerations,
                      contact_normal_rates)
 from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
@@ -313,17 +315,92 @@ def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 1
     return jax.lax.scan(newton_step, x, None, length=iterations)[0]
 
 
+def start_velocities(pinned: SpatialMechanism, x0, t0) -> Float[Array, " velocities"]:
+    """Velocities ``[rdot, omega]`` at ``t0`` of ``pinned`` (clearance joints held ideal), as
+    in the planar engine (:func:`model.mechanics.dynamics.start_velocities`): the velocities
+    closest to ``initial_velocity_targets`` (zero when None) that satisfy
+    ``Phi_v v = -Phi_t`` with every flexible body's deformation rates at zero, or at rest."""
+    if pinned.initial_velocities == "zero":
+        return jnp.zeros(VELOCITY_SIZE * pinned.num_bodies, x0.dtype)
+    target = (jnp.zeros(VELOCITY_SIZE * pinned.num_bodies, x0.dtype) if pinned.initial_velocity_targets is None
+              else pinned.initial_velocity_targets)
+    rows = [constraint_jacobian(pinned, x0, t0)] + [deformation_rate_rows(chain, x0) for chain in pinned.beam_chains]
+    rhs = [velocity_rhs(pinned, x0, t0)] + [jnp.zeros(row.shape[0], x0.dtype) for row in rows[1:]]
+    return project_velocities(jnp.concatenate(rows), jnp.concatenate(rhs), target)
+
+
+def _ideal_start(mechanism: SpatialMechanism, x):
+    """Positions projected from ``x`` and velocities with each clearance joint held ideal at
+    its initial eccentricity, and that ideal mechanism."""
+    pinned = mechanism.idealised(with_offsets=True)
+    x0 = project_positions(pinned, x)
+    return pinned, x0, start_velocities(pinned, x0, jnp.zeros((), x0.dtype))
+
+
+def _pin_rows(mechanism: SpatialMechanism, pinned: SpatialMechanism) -> list[list[int | None]]:
+    """Per clearance joint, the positions of its ideal joint's rows in ``pinned``'s (kept)
+    constraint vector; None for a row dropped as redundant."""
+    first = sum(ROWS[joint.kind] for joint in mechanism.joints)
+    kept = None if pinned.kept_rows is None else {row: k for k, row in enumerate(pinned.kept_rows)}
+    result = []
+    for joint in pinned.joints[len(mechanism.joints):]:
+        rows = range(first, first + ROWS[joint.kind])
+        first = rows.stop
+        result.append([row if kept is None else kept.get(row) for row in rows])
+    return result
+
+
+def _multiplier(multipliers, row: int | None):
+    return jnp.zeros((), multipliers.dtype) if row is None else multipliers[row]
+
+
+def seated(mechanism: SpatialMechanism) -> SpatialMechanism:
+    """``mechanism`` with each clearance joint's ``initial_eccentricity`` at its quasi-static
+    seat under the force it carries as an ideal joint at ``t = 0`` (as the planar
+    :func:`model.mechanics.dynamics.seated`). A spherical joint's ball moves along that force;
+    a cylindrical joint's journal moves, parallel to the bearing, along the force's part in
+    the cross-section, to the uniform penetration of the whole joint's law; the moment the
+    ideal joint carries (which would tilt the journal) is left to the first instants of the
+    run. A row the ideal joint lost as redundant counts as carrying nothing."""
+    x = mechanism.initial_positions
+    for _ in range(SEATING_PASSES):
+        pinned, x, v = _ideal_start(mechanism, x)
+        state = SpatialState(x, v, jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype))
+        multipliers = evaluate(pinned, jnp.zeros((), x.dtype), state).multipliers
+        f = frames(pinned, x)
+        rows = _pin_rows(mechanism, pinned)
+        cylinders = []
+        for joint, pin in zip(mechanism.cylindrical_joints, rows):
+            rotation = jnp.eye(3, dtype=x.dtype) if joint.bearing_body == GROUND else f.rotations[joint.bearing_body]
+            u, w = rotation @ joint.bearing_u, rotation @ joint.bearing_w
+            if joint.axial_fixed:  # revolute: the separation's three rows
+                load = sum((_multiplier(multipliers, row) * axis for row, axis in zip(pin[:3], jnp.eye(3, dtype=x.dtype))),
+                           start=jnp.zeros(3, x.dtype))
+                in_section = jnp.stack([load @ u, load @ w])
+            else:  # cylindrical: the two rows along u and w
+                in_section = jnp.stack([_multiplier(multipliers, pin[0]), _multiplier(multipliers, pin[1])])
+            law = eqx.tree_at(lambda law_: law_.stiffness, joint.contact, joint.stiffness())
+            cylinders.append(dataclasses.replace(joint, initial_eccentricity=seated_eccentricity(
+                law, joint.clearance, in_section, joint.initial_eccentricity)))
+        spheres = []
+        for joint, pin in zip(mechanism.spherical_joints, rows[len(cylinders):]):
+            rotation = jnp.eye(3, dtype=x.dtype) if joint.socket_body == GROUND else f.rotations[joint.socket_body]
+            load = jnp.stack([_multiplier(multipliers, row) for row in pin])
+            ground = seated_eccentricity(joint.contact_law(), joint.clearance, load, rotation @ joint.initial_eccentricity)
+            spheres.append(dataclasses.replace(joint, initial_eccentricity=rotation.T @ ground))
+        mechanism = dataclasses.replace(mechanism, cylindrical_joints=tuple(cylinders), spherical_joints=tuple(spheres),
+                                        initial_positions=x)
+    return mechanism
+
+
 def initial_state(mechanism: SpatialMechanism) -> SpatialState:
     """Positions projected onto the constraints with the clearance joints held ideal at their
-    initial eccentricity; velocities the minimum-norm solution of ``Phi_v v = -Phi_t`` for
-    that set (``from_drivers``) or zero; the memory at the current normal rates."""
-    pinned = mechanism.idealised(with_offsets=True)
-    x0 = project_positions(pinned, mechanism.initial_positions)
-    t0 = jnp.zeros((), x0.dtype)
-    if mechanism.initial_velocities == "from_drivers" and all_constraints(pinned, x0, t0).size:
-        v0 = jnp.linalg.lstsq(constraint_jacobian(pinned, x0, t0), velocity_rhs(pinned, x0, t0))[0]
-    else:
-        v0 = jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x0.dtype)
+    initial eccentricity (with ``initial_clearance = "static"`` first moved to their
+    quasi-static seat, :func:`seated`); velocities :func:`start_velocities` for that set; the
+    memory at the current normal rates."""
+    if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
+        mechanism = seated(mechanism)
+    _, x0, v0 = _ideal_start(mechanism, mechanism.initial_positions)
     return SpatialState(x0, v0, contact_normal_rates(mechanism, x0, v0), jnp.zeros((), x0.dtype))
 
 

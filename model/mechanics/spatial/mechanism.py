@@ -176,7 +176,12 @@ class SpatialMechanism(AbstractMechanism):
     quaternion_restoring_rate: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(10.0))
     # flexible bodies: chains of rigid segments joined by beam elements (spatial/beams.py)
     beam_chains: tuple[BeamChain, ...] = ()
+    # "from_drivers": the velocities closest to ``initial_velocity_targets`` (zero when None)
+    # that satisfy the ideal joints, drivers and rigid flexible bodies; "zero": at rest
     initial_velocities: str = eqx.field(static=True, default="from_drivers")
+    initial_velocity_targets: Float[Array, " velocities"] | None = None  # (v, w) per body, ground frame (m/s, rad/s)
+    # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
+    initial_clearance: str = eqx.field(static=True, default="configured")
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     joint_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())

@@ -1,0 +1,240 @@
+"""The state at t = 0 built from ``[initial]`` (planar and spatial): flexible bodies start
+with the rigid-body velocity field of their frame, requested body velocities are projected
+onto the ideal joints, clearance joints start seated under the initial loads, and bad input
+is one line naming the key.
+
+Only initial states are evaluated here (no solve): each test costs its build and one
+compiled evaluation (compiled, the start costs a fifth of its eager evaluation)."""
+
+import copy
+import re
+import tomllib
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import model
+from model.mechanics.dynamics import evaluate, kinetic_energy
+from model.mechanics.flexible import chain_strain_energy
+from model.mechanics.spatial.dynamics import evaluate as spatial_evaluate
+from pipelines.build import build_mechanism, solver_settings
+from pipelines.cli import main
+from pipelines.config.loading import load_mechanism, mechanism_from_dict
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+GRAVITY = 9.81
+STEEL = {"steel": {"youngs_modulus": "207 GPa", "poisson_ratio": 0.3}}
+SECTION = {"shape": "rectangle", "width": "10 mm", "height": "10 mm"}
+SPEED = 100.0  # rad/s
+
+
+def _arm(dimension: int) -> dict:
+    """A flexible arm of 200 mm (2 elements) on a hub at the origin, driven at ``SPEED``."""
+    zero = ["0 mm"] * dimension
+    raw = {
+        "name": "arm", "gravity": ["0 m/s^2"] * dimension, "materials": STEEL,
+        "bodies": [{"name": "arm", "mass": "0.2 kg", "position": ["100 mm"] + zero[1:],
+                    "flexible": {"segments": 2, "length": "200 mm", "material": "steel", "section": SECTION}}],
+        "joints": [{"name": "hub", "type": "revolute", "bodies": ["ground", "arm"],
+                    "points": [zero, ["-100 mm"] + zero[1:]]}],
+        "drivers": [{"name": "motor", "joint": "hub", "type": "constant_speed", "speed": f"{SPEED} rad/s"}],
+        "simulation": {"t_end": "1 ms", "output_interval": "0.1 ms"},
+    }
+    if dimension == 3:
+        raw["dimension"] = 3
+        raw["bodies"][0]["inertia"] = ["1e-5 kg*m^2", "1e-3 kg*m^2", "1e-3 kg*m^2"]
+        raw["joints"][0]["axis"] = [0.0, 0.0, 1.0]
+    else:
+        raw["bodies"][0]["inertia"] = "1e-3 kg*m^2"
+        raw["bodies"][0]["angle"] = "0 deg"
+    return raw
+
+
+def _build(raw: dict):
+    return build_mechanism(mechanism_from_dict(copy.deepcopy(raw), "test.toml"))
+
+
+@eqx.filter_jit
+def _start(mechanism):
+    """The initial state and the equations of motion evaluated on it."""
+    state = mechanism.initial_state()
+    engine = evaluate if mechanism.dimension == 2 else spatial_evaluate
+    return state, engine(mechanism, jnp.zeros(()), state)
+
+
+def _twists(mechanism, state) -> np.ndarray:
+    velocities = state.qd if mechanism.dimension == 2 else state.v
+    return np.asarray(velocities).reshape(mechanism.num_bodies, -1)
+
+
+def _positions(mechanism, state) -> np.ndarray:
+    if mechanism.dimension == 2:
+        return np.asarray(state.q).reshape(-1, 3)[:, :2]
+    return np.asarray(state.x).reshape(-1, 7)[:, :3]
+
+
+@pytest.mark.parametrize("dimension", [2, 3])
+def test_a_driven_flexible_arm_starts_as_a_rigid_body(dimension):
+    # every segment on the rigid rotation about the hub: v_k = w x r_k, omega_k = w, and no
+    # element deforms at any rate (before, the minimum-norm solution moved only the segment
+    # at the hub)
+    mechanism = _build(_arm(dimension))
+    state, out = _start(mechanism)
+    twists, positions = _twists(mechanism, state), _positions(mechanism, state)
+    if dimension == 2:
+        expected = np.stack([-SPEED * positions[:, 1], SPEED * positions[:, 0], np.full(len(positions), SPEED)], axis=1)
+    else:
+        omega = np.array([0.0, 0.0, SPEED])
+        expected = np.concatenate([np.cross(omega, positions), np.tile(omega, (len(positions), 1))], axis=1)
+    np.testing.assert_allclose(twists, expected, atol=1e-9 * SPEED)
+    assert np.all(np.abs(expected[:, 1]) > 0.0)  # every segment moves
+
+
+def test_the_flexible_conrod_of_the_slider_crank_moves_rigidly():
+    # the rod's segments on one rigid field between the crank pin and the slider: their
+    # angular velocities equal, their velocities linear along the rod
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_flexible.toml"))
+    state, out = _start(mechanism)
+    twists = _twists(mechanism, state)
+    rod = [k for k, name in enumerate(mechanism.body_names) if name.startswith("conrod[")]
+    omega = twists[rod, 2]
+    np.testing.assert_allclose(omega, omega[0], rtol=1e-9)
+    positions = _positions(mechanism, state)[rod]
+    rigid = twists[rod[0], :2] + omega[0] * np.stack([-(positions[:, 1] - positions[0, 1]),
+                                                      positions[:, 0] - positions[0, 0]], axis=1)
+    np.testing.assert_allclose(twists[rod, :2], rigid, atol=1e-9 * np.max(np.abs(rigid)))
+    crank_speed = 5000 * 2 * np.pi / 60
+    assert omega[0] == pytest.approx(-crank_speed * 0.05 / 0.12, rel=1e-6)  # -w r / L at crank angle 0
+
+
+def _pendulum(dimension: int, clearance_type: str | None = None) -> dict:
+    """A 1 kg rod of 300 mm hung from its top end at the origin, hanging along -y."""
+    zero = ["0 mm"] * dimension
+    joint = {"name": "top", "type": "revolute", "bodies": ["ground", "rod"],
+             "points": [zero, ["0 mm", "150 mm"] + zero[2:]]}
+    raw = {
+        "name": "pendulum", "gravity": ["0 m/s^2", f"-{GRAVITY} m/s^2"] + ["0 m/s^2"] * (dimension - 2),
+        "materials": STEEL,
+        "bodies": [{"name": "rod", "mass": "1 kg", "position": ["0 mm", "-150 mm"] + zero[2:]}],
+        "joints": [joint], "simulation": {"t_end": "1 ms", "output_interval": "0.1 ms"},
+    }
+    if dimension == 3:
+        raw["dimension"] = 3
+        raw["bodies"][0]["inertia"] = ["7.5e-3 kg*m^2"] * 3
+        joint["axis"] = [0.0, 0.0, 1.0]
+    else:
+        raw["bodies"][0]["inertia"] = "7.5e-3 kg*m^2"
+        raw["bodies"][0]["angle"] = "0 deg"
+    if clearance_type == "revolute_clearance":
+        joint.update(type="revolute_clearance", bodies=["rod", "ground"], points=joint["points"][::-1],
+                     bearing_radius="10 mm", clearance="0.1 mm", materials=["steel", "steel"],
+                     contact={"model": "hertz", "exponent": 1.5, "stiffness": "hertz"})
+    elif clearance_type == "spherical_clearance":
+        joint.pop("axis")
+        joint.update(type="spherical_clearance", bodies=["rod", "ground"], points=joint["points"][::-1],
+                     socket_radius="10 mm", clearance="0.1 mm", materials=["steel", "steel"],
+                     contact={"model": "hertz", "exponent": 1.5, "stiffness": "hertz"})
+    return raw
+
+
+def test_requested_velocities_are_projected_onto_the_joints():
+    # a pendulum asked to move at (1, 0.5) m/s and 2 rad/s: about its pin it can only turn,
+    # and the closest turning motion (least change in the coordinates) is w = (vx r + omega)
+    # / (r^2 + 1) with the centre's velocity w r along x (r = 0.15 m below the pin)
+    raw = _pendulum(2)
+    raw["initial"] = {"velocities": {"rod": {"vx": "1 m/s", "vy": "0.5 m/s", "omega": "2 rad/s"}}}
+    twist = _twists(mechanism := _build(raw), _start(mechanism)[0])[0]
+    arm = 0.15
+    omega = (1.0 * arm + 2.0) / (arm**2 + 1.0)
+    np.testing.assert_allclose(twist, [omega * arm, 0.0, omega], atol=1e-12)
+
+
+def test_a_free_body_keeps_its_requested_spin():
+    # a spatial rotor without joints: nothing to project on, the request is the start
+    raw = _pendulum(3)
+    raw["joints"], raw["gravity"] = [], ["0 m/s^2"] * 3
+    raw["initial"] = {"velocities": {"rod": {"v": ["0 m/s", "0 m/s", "-2 m/s"], "w": ["0 rad/s", "30 rad/s", "5 rad/s"]}}}
+    twist = _twists(mechanism := _build(raw), _start(mechanism)[0])[0]
+    np.testing.assert_allclose(twist, [0.0, 0.0, -2.0, 0.0, 30.0, 5.0], atol=1e-12)
+
+
+def test_a_static_start_seats_the_planar_journal_under_the_weight():
+    # hung on its clearance joint, the rod presses down with m g: the journal starts at
+    # e = c + (m g / K)^(2/3) straight below, carried by the contact force, so that nothing
+    # accelerates at t = 0 (a centred journal would fall through the clearance)
+    raw = _pendulum(2, "revolute_clearance")
+    raw["initial"] = {"clearance": "static"}
+    mechanism = _build(raw)
+    state, out = _start(mechanism)
+    joint = mechanism.clearance_joints[0]
+    weight = 1.0 * GRAVITY
+    np.testing.assert_allclose(float(out.contact.normal_force[0]), weight, rtol=1e-9)
+    penetration = (weight / float(joint.stiffness())) ** (1 / 1.5)
+    np.testing.assert_allclose(np.asarray(out.contact.eccentricity[0]), [0.0, -(1e-4 + penetration)], atol=1e-15)
+    np.testing.assert_allclose(np.asarray(out.qdd), 0.0, atol=1e-9 * GRAVITY)
+
+
+def test_a_static_start_seats_the_spherical_joint_under_the_weight():
+    # the spherical pendulum of the socket: the ball starts on its seat, the contact force
+    # equal to the weight and no acceleration at t = 0
+    raw = _pendulum(3, "spherical_clearance")
+    raw["initial"] = {"clearance": "static", "velocities": "zero"}
+    mechanism = _build(raw)
+    state, out = _start(mechanism)
+    np.testing.assert_allclose(float(out.contact.normal_force[0]), GRAVITY, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(out.vdot), 0.0, atol=1e-9 * GRAVITY)
+
+
+def _with_initial(tmp_path: Path, config: str, initial: str) -> Path:
+    """``config`` with its ``[initial]`` table replaced by ``initial`` (TOML text)."""
+    text = re.sub(r"^\[initial\]\n(?:(?!\[).*\n)*", "", (CONFIGS / config).read_text(), flags=re.M)
+    path = tmp_path / config
+    path.write_text(text + "\n" + initial + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("config", "initial", "key"),
+    [
+        ("flores_slider_crank.toml", '[initial.velocities.piston]\nvx = "1 m/s"', "initial.velocities.piston"),
+        ("flores_slider_crank.toml", '[initial.velocities.slider]\nvx = "1 rad/s"', "initial.velocities.slider.vx"),
+        ("flores_slider_crank.toml", '[initial.velocities.slider]\nvz = "1 m/s"', "initial.velocities.slider.vz"),
+        ("flores_slider_crank.toml", '[initial]\nvelocities = "still"', "initial.velocities"),
+        ("flores_lubricated.toml", '[initial]\nclearance = "static"', "initial.clearance"),
+        ("double_link_clearance.toml", '[initial.velocities.link3]\nw = ["1 rad/s", "0 rad/s", "0 rad/s"]',
+         "initial.velocities.link3"),
+        ("double_link_clearance.toml", '[initial.velocities.link1]\nomega = "1 rad/s"', "initial.velocities.link1.omega"),
+    ],
+)
+def test_bad_initial_input_is_one_line_naming_the_key(config, initial, key, tmp_path, capsys):
+    path = _with_initial(tmp_path, config, initial)
+    status = main(["check", str(path)])
+    error = capsys.readouterr().err
+    assert status == 2
+    assert error.count("\n") == 1 and error.startswith(f"error: {path}: {key}: "), error
+
+
+@pytest.mark.slow
+@pytest.mark.validation  # a compiled solve of the flexible slider-crank (about a minute of CPU)
+def test_the_undamped_ideal_pin_flexible_slider_crank_runs_and_conserves_energy():
+    # with the rigid-body start the undamped rod rings only with what the motion excites,
+    # and the solve completes; kinetic + strain energy - driver work stays constant
+    raw = tomllib.loads((CONFIGS / "flores_flexible.toml").read_text())
+    pin = next(joint for joint in raw["joints"] if joint["name"] == "pin")
+    raw["joints"][raw["joints"].index(pin)] = {"name": "pin", "type": "revolute", "bodies": pin["bodies"],
+                                                "points": pin["points"]}
+    rod = next(body for body in raw["bodies"] if body["name"] == "conrod")
+    rod["flexible"].update(segments=4, damping_ratio=0.0)
+    config = mechanism_from_dict(raw, "flores_flexible.toml")
+    mechanism = build_mechanism(config)
+    trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, solver_settings(config, t_end=6e-3))
+    assert int(trajectory.result) == 0
+    energy = np.asarray(jax.vmap(lambda q, qd: kinetic_energy(mechanism, qd) + chain_strain_energy(
+        mechanism.beam_chains[0], q))(trajectory.q, trajectory.qd)) - np.asarray(trajectory.driver_work)
+    strain = np.asarray(jax.vmap(lambda q: chain_strain_energy(mechanism.beam_chains[0], q))(trajectory.q))
+    assert np.max(strain) > 0.0
+    np.testing.assert_allclose(energy, energy[0], atol=1e-3 * np.max(strain))
