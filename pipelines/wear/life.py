@@ -11,7 +11,9 @@ scaled to the operating cycles one update stands for, to give profile ``k + 1``.
 from __future__ import annotations
 
 import json
+import math
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +79,20 @@ def wear_metrics(study: WearStudy, depth: np.ndarray) -> dict[str, float]:
             "volume": volume, "equivalent_clearance": float(joint.clearance) + float(depth[deepest])}
 
 
+def _warn_beyond_window(study: WearStudy, depth: float) -> None:
+    """Warn once the largest depth passes ``c (1 - cos w)``, ``w`` the angle of the worn
+    contact's search window (:attr:`model.WornBore.window`): a scar deeper than that may hold
+    the journal outside the window, where the contact is not searched."""
+    joint = study.mechanism.clearance_joints[study.joint]
+    resolution = study.table.resolution
+    window = 2.0 * math.pi * model.WornBore(np.zeros(resolution)).window / resolution
+    limit = float(joint.clearance) * (1.0 - math.cos(window))
+    if depth > limit:
+        warnings.warn(f"{study.file}: wear.cycles: the largest depth passes {limit * 1e6:.3g} um, beyond which the "
+                      f"worn contact's search window ({math.degrees(window):.0f} deg) may miss the contact",
+                      stacklevel=2)
+
+
 def _profile_rows(update: int, cycles: float, depth: np.ndarray) -> pd.DataFrame:
     angles = 2.0 * np.pi * np.arange(depth.size) / depth.size
     return pd.DataFrame({"update": np.full(depth.size, update), "cycles": np.full(depth.size, cycles),
@@ -120,6 +136,7 @@ def run_life(study: WearStudy, out: Path, resume: bool = False, progress: bool =
         # load_distance: int F |v_t| dt over the counted cycles (N m); the pass adds k_w times it, scaled
         row = {"update": update, "cycles": cycles, **wear_metrics(study, depth), "status": status,
                "load_distance": float(accumulated.load_distance), **dynamics_metrics(study, trajectory)}
+        _warn_beyond_window(study, row["max_depth"])
         profiles = profiles[profiles["update"] <= update]
         if update < study.updates:
             advance = min(study.cycles_per_update, study.table.cycles - cycles)

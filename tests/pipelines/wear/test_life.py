@@ -1,6 +1,8 @@
 """``clearance wear``: the life loop's tables, figures and resume on a short life of the
-Flores slider-crank (a 3 ms "cycle", three passes), and the convergence of the extrapolation
-(validation tier)."""
+Flores slider-crank (a 3 ms "cycle", three passes), and the convergence of the extrapolation.
+Validation tier (a compile of the worn Flores solve and three passes, about 20 s of CPU;
+the default run checks the wear through the model's tests and the config through
+``test_schema.py``): docs/wear.md records the results."""
 
 from pathlib import Path
 
@@ -12,6 +14,8 @@ from pipelines.cli import main
 from pipelines.wear.life import run_life
 from pipelines.wear.study import load_wear_study
 from tests.helpers import CONFIGS
+
+pytestmark = [pytest.mark.slow, pytest.mark.validation]
 
 SHORT_LIFE = ["--set", "wear.period=3 ms", "--set", "wear.warmup_cycles=0", "--set", "wear.cycles=2000"]
 
@@ -51,8 +55,6 @@ def test_resume_takes_the_stored_passes(life, capsys):
     assert "run without --resume" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-@pytest.mark.validation
 def test_extrapolation_converges(tmp_path):
     """Halving the extrapolation factor (1000 -> 500 operating cycles per simulated cycle)
     changes the largest depth after 10,000 cycles of the shipped life by less than 10 %
