@@ -1,7 +1,7 @@
 """Executors: who runs the chunks. ``LocalExecutor`` (this process, every local JAX device),
 ``ProcessExecutor`` (worker processes on this machine: one compiled loop runs on one CPU
 core, so a multi-core CPU needs one process per core) and ``RayExecutor`` (a Ray cluster,
-its actors restarted by Ray when they die; optional extra ``[distributed]``).
+a dead actor replaced by a new one; optional extra ``[distributed]``).
 
 All take the same :class:`ChunkTask` list and report each finished chunk through
 ``on_chunk(task, columns, info)`` in the driver process, which stores it
@@ -159,10 +159,10 @@ class _WorkerProcess:
         child.close()
         self.attempt: Attempt | None = None
 
-    def send(self, function: Callable, *args) -> bool:
-        """Ask the worker to run ``function(*args)``; ``False`` if it is gone."""
+    def send(self, function: Callable | None, *args) -> bool:
+        """Ask the worker to run ``function(*args)`` (``None``: to end); ``False`` if it is gone."""
         try:
-            self.connection.send((function, args))
+            self.connection.send(None if function is None else (function, args))
             return True
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
             return False

@@ -308,9 +308,11 @@ def run_sweep(
 
 
 def write_failure(error: OSError) -> str:
-    """One line for an output that could not be written (a full disk: ``ENOSPC``)."""
-    where = f"{error.filename}: " if error.filename else ""
-    return f"cannot write {where}{error.strerror or error}"
+    """One line for an output that could not be written (a full disk: ``ENOSPC``), or for
+    another operating-system error (a lost connection to a Ray cluster)."""
+    if error.filename:
+        return f"cannot write {error.filename}: {error.strerror or error}"
+    return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else error.strerror}"
 
 
 def _stopped(design: SweepDesign, store, total: int, out_dir: str | Path | None, reason: str) -> str:

@@ -3,6 +3,7 @@ workers that could not be replaced, a full disk. An executor that stores one chu
 fails stands in for the real ones (which tests/sweep/test_execute.py and test_ray.py kill),
 so nothing here compiles a solve."""
 
+import contextlib
 import errno
 import json
 
@@ -37,6 +38,10 @@ class StopsAfterOneChunk:
                             STEP_SLOTS: np.array([float(size)])},
                      {"seconds": 0.0, "worker": "stub", "batch_size": size})
         raise AssertionError("the stub should have stopped")
+
+
+class NoFigureProcesses(contextlib.nullcontext):
+    """In place of the command's helper processes (they start at idle priority)."""
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +91,11 @@ def test_a_full_disk_while_storing_a_chunk_is_one_line(config, tmp_path, monkeyp
 
 
 def test_ctrl_c_on_the_command_line_is_one_line_and_status_130(config, tmp_path, monkeypatch, capsys):
+    import pipelines.sweeping.figure_processes as figure_processes
     import pipelines.sweeping.study as study
 
     monkeypatch.setattr(study, "make_executor", lambda *args, **kwargs: StopsAfterOneChunk(KeyboardInterrupt()))
+    monkeypatch.setattr(figure_processes, "FigureProcesses", NoFigureProcesses)  # no figure is drawn
     out = tmp_path / "out"
     code = main(["sweep", str(config), "--out", str(out), "--no-progress", "--chunk-size", "2"])
     err = capsys.readouterr().err.strip()
