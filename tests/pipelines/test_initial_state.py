@@ -4,7 +4,7 @@ onto the ideal joints, clearance joints start seated under the initial loads, an
 is one line naming the key.
 
 Only initial states are evaluated here (no solve): each test costs its build and one
-compiled evaluation (compiled, the start costs a fifth of its eager evaluation)."""
+compiled evaluation (compiled, the start costs a third to a sixth of its eager evaluation)."""
 
 import copy
 import re
