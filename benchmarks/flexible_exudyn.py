@@ -99,7 +99,7 @@ def exudyn_run(elements: int, beta: float, t_end: float, output_interval: float,
     ground = mbs.AddObject(ObjectGround())
     crank_node = mbs.AddNode(NodeRigidBody2D(referenceCoordinates=[crank_length / 2, 0.0, 0.0],
                                              initialVelocities=[0.0, speed * crank_length / 2, speed]))
-    crank = mbs.AddObject(ObjectRigidBody2D(physicsMass=0.30, physicsInertia=1.0e-4, nodeNumber=crank_node))
+    crank = mbs.AddObject(ObjectRigidBody2D(mass=0.30, inertia=1.0e-4, nodeNumber=crank_node))
     mbs.AddObject(ObjectJointRevolute2D(markerNumbers=[
         mbs.AddMarker(MarkerBodyPosition(bodyNumber=ground, localPosition=[0.0, 0.0, 0.0])),
         mbs.AddMarker(MarkerBodyPosition(bodyNumber=crank, localPosition=[-crank_length / 2, 0.0, 0.0]))]))
@@ -117,16 +117,16 @@ def exudyn_run(elements: int, beta: float, t_end: float, output_interval: float,
     density = mass / (area * length)
     for k in range(elements):
         mbs.AddObject(ObjectBeamGeometricallyExact2D(
-            nodeNumbers=[nodes[k], nodes[k + 1]], physicsLength=length / elements,
-            physicsMassPerLength=density * area, physicsCrossSectionInertia=density * izz,
-            physicsBendingStiffness=modulus * izz, physicsAxialStiffness=modulus * area,
-            physicsShearStiffness=shear * area / SHEAR_FACTOR, physicsBendingDamping=beta * modulus * izz,
-            physicsAxialDamping=beta * modulus * area, physicsShearDamping=beta * shear * area / SHEAR_FACTOR))
+            nodeNumbers=[nodes[k], nodes[k + 1]], length=length / elements,
+            massPerLength=density * area, crossSectionInertia=density * izz,
+            bendingStiffness=modulus * izz, axialStiffness=modulus * area,
+            shearStiffness=shear * area / SHEAR_FACTOR, bendingDamping=beta * modulus * izz,
+            axialDamping=beta * modulus * area, shearDamping=beta * shear * area / SHEAR_FACTOR))
     mbs.AddObject(ObjectJointRevolute2D(markerNumbers=[
         mbs.AddMarker(MarkerBodyPosition(bodyNumber=crank, localPosition=[crank_length / 2, 0.0, 0.0])),
         mbs.AddMarker(MarkerNodePosition(nodeNumber=nodes[0]))]))
     slider_node = mbs.AddNode(NodeRigidBody2D(referenceCoordinates=[crank_length + length, 0.0, 0.0]))
-    slider = mbs.AddObject(ObjectRigidBody2D(physicsMass=0.14, physicsInertia=1.0e-4, nodeNumber=slider_node))
+    slider = mbs.AddObject(ObjectRigidBody2D(mass=0.14, inertia=1.0e-4, nodeNumber=slider_node))
     mbs.AddObject(ObjectJointRevolute2D(markerNumbers=[
         mbs.AddMarker(MarkerNodePosition(nodeNumber=nodes[-1])),
         mbs.AddMarker(MarkerBodyPosition(bodyNumber=slider, localPosition=[0.0, 0.0, 0.0]))]))
@@ -147,8 +147,8 @@ def exudyn_run(elements: int, beta: float, t_end: float, output_interval: float,
     settings.timeIntegration.generalizedAlpha.spectralRadius = 1.0
     settings.timeIntegration.newton.relativeTolerance = 1e-10
     settings.timeIntegration.verboseMode = 0
-    settings.solutionSettings.writeSolutionToFile = False
-    settings.solutionSettings.sensorsWritePeriod = output_interval
+    settings.solution.file.write = False
+    settings.solution.sensors.writePeriod = output_interval
     start = time.perf_counter()
     mbs.SolveDynamic(settings)
     seconds = time.perf_counter() - start
