@@ -37,7 +37,8 @@ def test_the_blocks_run(monkeypatch: pytest.MonkeyPatch):
     namespace = {"__name__": "api_docs"}
     for block in python_blocks(API):
         exec(compile(block, str(API), "exec"), namespace)
-    # the forward-mode slope against a central difference of the batched metric
-    jnp, step = namespace["jnp"], 2e-6
+    # the forward-mode slope against a central difference of the batched metric, over 4 % of
+    # the clearance: the solver's noise (rtol 1e-6) stays well under the difference
+    jnp, step = namespace["jnp"], 2e-5
     below, above = namespace["jax"].vmap(namespace["peak_force"])(jnp.array([0.5e-3 - step, 0.5e-3 + step]))
     assert float(namespace["slope"]) == pytest.approx(float(above - below) / (2 * step), rel=2e-2)
