@@ -354,6 +354,8 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         joint["lubrication"] = _lubrication(reader, raw.get("lubrication"), joint["length"], f"{key}.lubrication")
     if kind == "spherical_clearance":
         joint["socket_radius"] = to_si(raw.get("socket_radius"), "length", reader.source, f"{key}.socket_radius")
+        if joint["stiffness_marker"] == "hertz" and len(joint["materials"]) != 2:
+            reader.fail(f"{key}.materials", 'required when contact.stiffness = "hertz" (give [ball, socket])')
         if not joint["clearance"] < joint["socket_radius"]:
             reader.fail(f"{key}.clearance", f"must be smaller than socket_radius ({joint['socket_radius']:g} m) so the "
                                             f"ball radius is positive, got {joint['clearance']:g} m")
