@@ -307,7 +307,6 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         reader.fail(f"{key}.type", f"{kind!r} is a planar joint; a dimension = 3 file uses cylindrical_clearance or spherical_clearance")
     if kind not in SPATIAL_JOINT_TYPES:
         reader.fail(f"{key}.type", f"unknown spatial joint type {kind!r}; choose from {', '.join(SPATIAL_JOINT_TYPES)}")
-    reader.keys(raw, JOINT_KEYS_BY_TYPE[kind], key, f"a {kind} joint")
     pair = raw.get("bodies")
     if not isinstance(pair, list) or len(pair) != 2:
         reader.fail(f"{key}.bodies", "expected two body names")
@@ -323,6 +322,7 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         joint["axis"] = reader.axis(raw.get("axis"), f"{key}.axis")
     if "lubrication" in raw and kind != "cylindrical_clearance":
         reader.fail(f"{key}.lubrication", "only a cylindrical_clearance joint takes a lubrication table")
+    reader.keys(raw, JOINT_KEYS_BY_TYPE[kind], key, f"a {kind} joint")
     if kind in ("cylindrical_clearance", "spherical_clearance"):
         joint["contact"], joint["stiffness_marker"] = _contact(reader, raw.get("contact"), f"{key}.contact")
         joint["friction"] = reader.section(Friction, raw.get("friction"), f"{key}.friction")
