@@ -39,13 +39,6 @@ def _array(value):
     return jnp.asarray(value, dtype=jnp.float64)
 
 
-def sphere_in_sphere_stiffness(modulus, socket_radius, clearance):
-    """Hertz stiffness of a ball (radius ``R_s - c``) in a spherical socket ``R_s`` (N/m^1.5):
-    ``K = 4/3 E* sqrt(R)``, ``R = R_s (R_s - c) / c`` (Hertz 1882; Johnson, *Contact
-    Mechanics*, 1985, §4.2, the concave radius negative; Flores et al. 2006)."""
-    return 4.0 / 3.0 * modulus * jnp.sqrt(socket_radius * (socket_radius - clearance) / clearance)
-
-
 def _modulus(joint) -> float:
     materials = joint["materials"]
     if len(materials) != 2:
@@ -185,14 +178,13 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 build_lubrication(joint["lubrication"]), _array(joint["contact"].stiffness_factor)))
             clearance_names.append(joint["name"])
         elif joint["type"] == "spherical_clearance":
-            stiffness = joint["contact"].stiffness
-            if joint["stiffness_marker"] == "hertz":
-                stiffness = sphere_in_sphere_stiffness(_modulus(joint), joint["socket_radius"], joint["clearance"])
+            hertz = joint["stiffness_marker"] == "hertz"
             spheres.append(SphericalClearanceJoint(
                 index_i, index_j, _array(point_i), _array(point_j),
-                _array(joint["socket_radius"]), _array(joint["clearance"]), _contact_law(joint["contact"], stiffness),
+                _array(joint["socket_radius"]), _array(joint["clearance"]),
+                _contact_law(joint["contact"], 0.0 if hertz else joint["contact"].stiffness),
                 build_friction(joint["friction"]), _array(joint["initial_eccentricity"]),
-                _array(joint["contact"].stiffness_factor)))
+                _array(joint["contact"].stiffness_factor), hertz, _array(_modulus(joint) if hertz else 0.0)))
             clearance_names.append(joint["name"])
         else:
             q_i, q_j = quaternion(body_i), quaternion(body_j)

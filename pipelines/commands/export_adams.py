@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         config = load_mechanism(args.config, args.overrides)
     names = [joint.name for joint in config.clearance_joints]
     if not names:
-        raise ConfigError(args.config, "joints", "no revolute_clearance joint to export")
+        raise ConfigError(args.config, "joints", "no clearance joint to export")
     if args.impact_velocity is not None:
         velocities = {n: ImpactVelocity(args.impact_velocity, "given with --impact-velocity") for n in names}
     elif args.no_simulate:

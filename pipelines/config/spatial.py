@@ -410,7 +410,6 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         reader.fail(f"{key}.type", f"{kind!r} is a planar joint; a dimension = 3 file uses cylindrical_clearance or spherical_clearance")
     if kind not in SPATIAL_JOINT_TYPES:
         reader.fail(f"{key}.type", f"unknown spatial joint type {kind!r}; choose from {', '.join(SPATIAL_JOINT_TYPES)}")
-    reader.keys(raw, JOINT_KEYS_BY_TYPE[kind], key, f"a {kind} joint")
     pair = raw.get("bodies")
     if not isinstance(pair, list) or len(pair) != 2:
         reader.fail(f"{key}.bodies", "expected two body names")
@@ -426,6 +425,7 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         joint["axis"] = reader.axis(raw.get("axis"), f"{key}.axis")
     if "lubrication" in raw and kind != "cylindrical_clearance":
         reader.fail(f"{key}.lubrication", "only a cylindrical_clearance joint takes a lubrication table")
+    reader.keys(raw, JOINT_KEYS_BY_TYPE[kind], key, f"a {kind} joint")
     if kind in ("cylindrical_clearance", "spherical_clearance"):
         joint["contact"], joint["stiffness_marker"] = _contact(reader, raw.get("contact"), f"{key}.contact")
         joint["friction"] = reader.section(Friction, raw.get("friction"), f"{key}.friction")
@@ -457,6 +457,8 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         joint["lubrication"] = _lubrication(reader, raw.get("lubrication"), joint["length"], f"{key}.lubrication")
     if kind == "spherical_clearance":
         joint["socket_radius"] = to_si(raw.get("socket_radius"), "length", reader.source, f"{key}.socket_radius")
+        if joint["stiffness_marker"] == "hertz" and len(joint["materials"]) != 2:
+            reader.fail(f"{key}.materials", 'required when contact.stiffness = "hertz" (give [ball, socket])')
         if not joint["clearance"] < joint["socket_radius"]:
             reader.fail(f"{key}.clearance", f"must be smaller than socket_radius ({joint['socket_radius']:g} m) so the "
                                             f"ball radius is positive, got {joint['clearance']:g} m")

@@ -1,5 +1,9 @@
 """ADAMS contact (IMPACT + Coulomb friction) parameters for each clearance joint, in ADAMS's
-MMKS units (mm, kg, N, s), with the conversions written out.
+MMKS units (mm, kg, N, s), with the conversions written out. Every clearance joint kind of
+both formats is written (:data:`GEOMETRIES`): a planar pin or a spatial cylindrical journal
+as a cylinder in a bore, a spherical joint as a ball in a spherical socket; the IMPACT
+alternative along the line of centres only where the penetration is the centre distance
+minus the clearance (not for a journal that may tilt).
 
 ADAMS's solid-to-solid contact (or the ``IMPACT`` function) takes (MSC ADAMS/Solver ``IMPACT`` and ``CONTACT`` reference):
 
@@ -43,11 +47,42 @@ from model.contact.stiffness import damping_to_adams, stiffness_to_adams
 
 from ..build import build_mechanism, solver_settings
 from ..config import MechanismConfig
+from ..errors import ConfigError
 from ..io import atomic_path, write_json
 
 MM_PER_M = 1000.0
 DEFAULT_IMPACT_VELOCITY = 1.0  # m/s: order of the closing speeds of the benchmark slider-cranks
 START_PENETRATION_DEPTH = 1e-5  # m (0.01 mm): a usual starting value of IMPACT's d_max
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How a clearance joint kind maps onto ADAMS contact geometry."""
+
+    inner: str  # the moving solid (placeholder name suffix)
+    outer: str  # the hollow one
+    description: str
+    line_of_centres: bool  # penetration = |centre distance| - c, so IMPACT along DM works
+
+
+# Every clearance joint kind of both formats: a cylinder in a bore (planar pin, or a spatial
+# journal whose tilt the solid contact sees), or a ball in a spherical socket.
+GEOMETRIES = {
+    "revolute_clearance": Geometry("journal_cylinder", "bearing_bore", "journal cylinder in the bearing bore", True),
+    "cylindrical_clearance": Geometry("journal_cylinder", "bearing_bore",
+                                      "journal cylinder in the bearing bore over the contact length "
+                                      "(the journal may tilt: use the solid contact, not IMPACT along the centres)", False),
+    "spherical_clearance": Geometry("ball_sphere", "socket_sphere", "ball in the spherical socket", True),
+}
+
+
+def joint_geometry(config: MechanismConfig, name: str) -> Geometry:
+    """The ADAMS geometry of clearance joint ``name``; a kind ADAMS cannot take is refused."""
+    kind = next(j for j in config.clearance_joints if j.name == name).type
+    if kind not in GEOMETRIES:
+        raise ConfigError(config.source, f"joints.{name}.type", f"the ADAMS export has no contact geometry for a {kind} "
+                                                               f"joint; it writes {', '.join(GEOMETRIES)}")
+    return GEOMETRIES[kind]
 
 
 @dataclass(frozen=True)
@@ -144,11 +179,15 @@ def adams_parameters(config: MechanismConfig, impact_velocities: dict[str, Impac
             damping_formula = (f"c_max = chi K d_max^n / v_imp with chi = {chi:.6g} ({chi_model}, e = {restitution:g}); "
                                "Lankarani & Nikravesh (1990)")
         source = next(j for j in config.clearance_joints if j.name == name)
+        geometry = joint_geometry(config, name)
+        outer = float(joint.socket_radius if source.type == "spherical_clearance" else joint.bearing_radius)
         parameters[name] = {
+            "joint_type": source.type,
+            "geometry": geometry.description,
             "journal_body": source.bodies[0],
             "bearing_body": source.bodies[1],
-            "bearing_radius_mm": float(joint.bearing_radius) * MM_PER_M,
-            "journal_radius_mm": float(joint.bearing_radius - joint.clearance) * MM_PER_M,
+            "bearing_radius_mm": outer * MM_PER_M,
+            "journal_radius_mm": (outer - float(joint.clearance)) * MM_PER_M,
             "clearance_mm": float(joint.clearance) * MM_PER_M,
             "contact_model": law.model,
             "restitution": restitution,
@@ -178,8 +217,8 @@ def _command(name: str, p: dict) -> list[str]:
     lines = [
         "contact create  &",
         f"   contact_name = .model.{name}_contact  &",
-        f"   i_geometry_name = .model.{p['journal_body']}.{name}_journal_cylinder  &",
-        f"   j_geometry_name = .model.{p['bearing_body']}.{name}_bearing_bore  &",
+        f"   i_geometry_name = .model.{p['journal_body']}.{name}_{GEOMETRIES[p['joint_type']].inner}  &",
+        f"   j_geometry_name = .model.{p['bearing_body']}.{name}_{GEOMETRIES[p['joint_type']].outer}  &",
         f"   stiffness = {p['stiffness']:.6E}  &",
         f"   damping = {p['damping']:.6E}  &",
         f"   exponent = {p['exponent']:g}  &",
@@ -209,9 +248,11 @@ def render_text(config: MechanismConfig, parameters: dict[str, dict]) -> str:
     ]
     for name, p in parameters.items():
         friction = p["friction"]
+        geometry = GEOMETRIES[p["joint_type"]]
+        inner, outer = ("ball", "socket") if p["joint_type"] == "spherical_clearance" else ("journal", "bearing")
         out += [
-            f"## clearance joint '{name}': journal on '{p['journal_body']}' in bearing on '{p['bearing_body']}'",
-            f"#  bearing radius {p['bearing_radius_mm']:.6g} mm, journal radius {p['journal_radius_mm']:.6g} mm, "
+            f"## {p['joint_type']} joint '{name}': {inner} on '{p['journal_body']}' in {outer} on '{p['bearing_body']}'",
+            f"#  {outer} radius {p['bearing_radius_mm']:.6g} mm, {inner} radius {p['journal_radius_mm']:.6g} mm, "
             f"radial clearance {p['clearance_mm']:.6g} mm",
             f"#  model law: {p['contact_model']}, restitution e = {p['restitution']:g}",
             f"stiffness   = {p['stiffness']:.6E}  {p['stiffness_unit']}    "
@@ -233,16 +274,17 @@ def render_text(config: MechanismConfig, parameters: dict[str, dict]) -> str:
             ]
         else:
             out.append(f"coulomb_friction = off    # {friction['note']}")
-        out += ["", "# ADAMS/View command (solid-to-solid contact between the journal and the bearing bore):"]
+        out += ["", f"# ADAMS/View command (solid-to-solid contact: {geometry.description}):"]
         out += _command(name, p)
-        out += [
-            "",
-            "# Alternative: IMPACT function in an SFORCE along the line of centres (markers J at the",
-            "# journal centre, B at the bearing centre; DM = distance, VR = its rate; force > 0 repels):",
-            f"#   IMPACT(-DM(J,B), -VR(J,B), -{p['clearance_mm']:.6g}, {p['stiffness']:.6E}, {p['exponent']:g}, "
-            f"{p['damping']:.6E}, {p['dmax']:.6g})",
-            "",
-        ]
+        if geometry.line_of_centres:
+            out += [
+                "",
+                "# Alternative: IMPACT function in an SFORCE along the line of centres (markers J at the",
+                f"# {inner} centre, B at the {outer} centre; DM = distance, VR = its rate; force > 0 repels):",
+                f"#   IMPACT(-DM(J,B), -VR(J,B), -{p['clearance_mm']:.6g}, {p['stiffness']:.6E}, {p['exponent']:g}, "
+                f"{p['damping']:.6E}, {p['dmax']:.6g})",
+            ]
+        out.append("")
     return "\n".join(out)
 
 

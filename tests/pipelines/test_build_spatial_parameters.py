@@ -55,3 +55,31 @@ def test_unit_labels_and_metric_names(config):
     assert units["pin.max_normal_force"] == "N" and units["slider.max_abs_az"] == "m/s^2"
     assert list(units)[:6] == [f"pin.{name}" for name in ("max_normal_force", "max_penetration", "first_impact_time",
                                                           "first_impact_velocity", "num_impacts", "contact_fraction")]
+
+
+BALL = {
+    "name": "ball", "dimension": 3,
+    "materials": {"steel": {"youngs_modulus": "207 GPa", "poisson_ratio": 0.3}},
+    "bodies": [{"name": "ball", "mass": "2 kg", "inertia": ["1e-4 kg*m^2"] * 3, "position": ["0 m"] * 3}],
+    "joints": [{"name": "socket", "type": "spherical_clearance", "bodies": ["ball", "ground"], "socket_radius": "10 mm",
+                "clearance": "0.1 mm", "materials": ["steel", "steel"],
+                "contact": {"model": "hertz", "exponent": 1.5, "stiffness": "hertz"}}],
+    "simulation": {"t_end": "1 ms", "output_interval": "0.1 ms"},
+}
+
+
+@pytest.mark.parametrize("engine", ["planar", "spatial"])
+def test_hertz_stiffness_follows_a_written_clearance(engine):
+    """A swept clearance of a joint with stiffness = "hertz" changes its Hertz stiffness as a
+    fresh build with that clearance does (the stiffness is no constant of the build)."""
+    from pipelines.config.spatial import spatial_from_dict
+
+    if engine == "planar":
+        config, path = load_mechanism(CONFIGS / "flores_slider_crank.toml"), "joints.pin.clearance"
+    else:
+        config, path = spatial_from_dict(BALL, "ball.toml"), "joints.socket.clearance"
+    mechanism = build_mechanism(config)
+    written = ParameterMap(mechanism, [path]).apply(mechanism, np.array([2e-4]))
+    built = build_mechanism(config.with_values({path: "0.2 mm"}))
+    before, after, expected = (float(m.clearance_joints[0].stiffness()) for m in (mechanism, written, built))
+    assert after == pytest.approx(expected, rel=1e-12) and abs(after / before - 1.0) > 0.1

@@ -19,7 +19,7 @@ from jaxtyping import Array, Float
 
 from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
-from ...contact.stiffness import palmgren_stiffness
+from ...contact.stiffness import hertz_pin_stiffness, palmgren_stiffness
 from ...lubrication import Lubrication
 from ..flexible import BeamChain
 from ..interface import AbstractMechanism
@@ -114,6 +114,9 @@ class SphericalClearanceJoint(eqx.Module):
     friction: FrictionLaw
     initial_eccentricity: Float[Array, "3"]
     stiffness_factor: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(1.0))  # scales K
+    # stiffness = "hertz": K from the effective modulus (Pa) and the radii, whatever they are set to
+    hertz: bool = eqx.field(static=True, default=False)
+    effective_modulus: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(0.0))
 
     @property
     def bodies(self) -> tuple[int, int]:
@@ -121,8 +124,17 @@ class SphericalClearanceJoint(eqx.Module):
         return self.ball_body, self.socket_body
 
     def stiffness(self) -> Float[Array, ""]:
-        """Contact stiffness K (N/m^n), times ``stiffness_factor``."""
-        return self.stiffness_factor * self.contact.stiffness
+        """Contact stiffness K (N/m^n), times ``stiffness_factor``. With ``hertz``, the Hertz
+        stiffness of the ball (radius ``R_s - c``) in the socket ``R_s``: ``K = 4/3 E*
+        sqrt(R)``, ``R = R_s (R_s - c) / c`` (Hertz 1882; Johnson, *Contact Mechanics*, 1985,
+        §4.2, the concave radius negative; Flores et al. 2006), the equivalent radius of
+        :func:`~model.contact.stiffness.hertz_pin_stiffness`, recomputed from the current
+        radius and clearance."""
+        if self.hertz:
+            base = hertz_pin_stiffness(self.effective_modulus, self.socket_radius, self.clearance)
+        else:
+            base = self.contact.stiffness
+        return self.stiffness_factor * base
 
     def contact_law(self) -> ContactLaw:
         """The contact law with its stiffness resolved."""

@@ -72,8 +72,9 @@ TRUTH = {"joints.bush.contact.restitution": 0.8, "joints.bush.contact.stiffness"
 @pytest.mark.parametrize("case", ["restitution fixed wrong", "both from a bad start"])
 def test_a_drop_test_from_a_bad_basin_finds_the_truth_or_is_a_misfit(tmp_path, case):
     """``restitution fixed wrong``: the base's e = 0.6 stays (only K is fitted), so no value
-    of K describes the record: the tool must call it a misfit. ``both from a bad start``: e
-    from 0.6 and K 30 % off: the truth within the reported interval, or a misfit."""
+    of K describes the record: a misfit, or K reported as undetermined (relative std above
+    0.5), never a tight interval. ``both from a bad start``: e from 0.6 and K 30 % off: the
+    truth within 4 reported std (and 1 %), or a misfit."""
     (tmp_path / "rotor.toml").write_text(ROTOR)
     config = tmp_path / "calibration.toml"
     config.write_text(CALIBRATION.format(restitution=FIT_RESTITUTION if case.startswith("both") else ""))
@@ -85,8 +86,9 @@ def test_a_drop_test_from_a_bad_basin_finds_the_truth_or_is_a_misfit(tmp_path, c
     status = main(["calibrate", str(config), "--out", str(tmp_path / "out"), "--no-progress", *overrides])
     result = json.loads((tmp_path / "out" / "calibration.json").read_text())
     assert status in (0, 3) and result["misfit"] == (status == 3)
-    if case.startswith("restitution"):
-        assert status == 3 and result["goodness_of_fit"]["chi2"]["rejects"]
+    if case.startswith("restitution"):  # no K describes the record: a misfit, or K left undetermined
+        stiffness = "joints.bush.contact.stiffness"
+        assert status == 3 or result["uncertainty"]["relative_std"][stiffness] > 0.5
     if status == 0:
         for path, value in result["parameters"].items():
             assert abs(value - TRUTH[path]) <= 4.0 * result["uncertainty"]["std"][path] + 0.01 * TRUTH[path], path

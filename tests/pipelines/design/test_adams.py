@@ -82,3 +82,50 @@ def test_impact_velocity_from_a_simulation(tmp_path):
     chi = 3 * (1 - 0.9**2) / 4
     expected = chi * joint["stiffness_si"] * 1e-5**1.5 / joint["impact_velocity_m_s"] / 1000
     assert joint["damping"] == pytest.approx(expected)
+
+
+BALL = """name = "ball"
+dimension = 3
+[materials.steel]
+youngs_modulus = "207 GPa"
+poisson_ratio = 0.3
+[[bodies]]
+name = "ball"
+mass = "2 kg"
+inertia = ["1e-4 kg*m^2", "1e-4 kg*m^2", "1e-4 kg*m^2"]
+position = ["0 m", "0 m", "0 m"]
+[[joints]]
+name = "socket"
+type = "spherical_clearance"
+bodies = ["ball", "ground"]
+socket_radius = "10 mm"
+clearance = "0.1 mm"
+materials = ["steel", "steel"]
+[joints.contact]
+model = "flores"
+restitution = 0.8
+stiffness = "2.5e8 N/m^1.5"
+[simulation]
+t_end = "1 ms"
+output_interval = "0.1 ms"
+"""
+
+
+@pytest.mark.parametrize(("file", "name", "kind", "geometry"), [
+    ("ball", "socket", "spherical_clearance", "ball_sphere"),
+    ("flores_slider_crank_3d.toml", "pin", "cylindrical_clearance", "journal_cylinder"),
+])
+def test_every_spatial_clearance_joint_is_exported(tmp_path, file, name, kind, geometry):
+    """A spherical joint as a ball in a socket (IMPACT along the centres too), a spatial
+    cylindrical one as a cylinder in a bore (no IMPACT alternative: its journal tilts); the
+    stiffness converted to N/mm^n as for the planar pin."""
+    config = tmp_path / "ball.toml" if file == "ball" else CONFIGS / file
+    if file == "ball":
+        config.write_text(BALL)
+    code = main(["export-adams", str(config), "--no-simulate", "--out", str(tmp_path / "out")])
+    assert code == 0
+    joint = json.loads((tmp_path / "out" / "adams_contact.json").read_text())["joints"][name]
+    assert joint["joint_type"] == kind
+    assert joint["stiffness"] == pytest.approx(joint["stiffness_si"] / 1000.0 ** joint["exponent"], rel=1e-12)
+    text = (tmp_path / "out" / "adams_contact.txt").read_text()
+    assert f"{name}_{geometry}" in text and ("IMPACT(" in text) == (kind == "spherical_clearance")

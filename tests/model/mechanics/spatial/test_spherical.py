@@ -54,7 +54,7 @@ def test_hertz_stiffness_from_radii_and_materials(socket_radius, clearance):
     joint = build_spatial(config).spherical_joints[0]
     radius, gap = float(joint.socket_radius), float(joint.clearance)
     expected = flores_stiffness(BRONZE, STEEL, radius, radius - gap)
-    np.testing.assert_allclose(float(joint.contact.stiffness), expected, rtol=1e-12)
+    np.testing.assert_allclose(float(joint.stiffness()), expected, rtol=1e-12)
 
 
 def ball_in_socket(mass, contact, friction=None, eccentricity=(0.0, 0.0, 0.0), ball_point=(0.0, 0.0, 0.0),
