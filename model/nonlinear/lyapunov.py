@@ -98,7 +98,8 @@ def lyapunov_exponents(
     interval: ArrayLike,
     num_intervals: int,
     num_exponents: int = 1,
-    transient: ArrayLike = 0.0,
+    transient_intervals: int = 0,
+    offset: ArrayLike = 0.0,
     solver: diffrax.AbstractSolver | None = None,
     stepsize_controller: diffrax.AbstractStepSizeController | None = None,
     max_steps: int = 100_000,
@@ -107,14 +108,14 @@ def lyapunov_exponents(
 ) -> LyapunovResult:
     """The ``num_exponents`` largest Lyapunov exponents of ``dy/dt = field(t, y, args)``.
 
-    The solve runs from ``t0`` for ``transient`` (time units; the tangents are carried but
-    their growth is not counted), then for
-    ``num_intervals`` intervals of length ``interval`` with the tangents, re-orthonormalised
-    after each (Benettin et al. 1980). ``num_exponents = 0`` integrates the state only
+    The solve runs from ``t0`` for ``offset`` (time units, e.g. the phase of a section),
+    then ``transient_intervals`` intervals whose growth is not counted (the tangents align
+    with the growing directions there), then ``num_intervals`` counted intervals of length
+    ``interval``; the tangents are re-orthonormalised after each (Benettin et al. 1980). ``num_exponents = 0`` integrates the state only
     (the section without exponents). ``mask`` (1 or 0 per coordinate) restricts the
     tangents to the coordinates with 1; it is exact for coordinates that do not feed back
     into the others (quadratures such as a work integral), whose exponent is 0 and whose
-    growth would otherwise mix into the norm. ``max_steps``: per interval.
+    growth would otherwise mix into the norm. ``max_steps``: per interval (and for the offset).
 
     Solver defaults: ``diffrax.Tsit5`` with a ``PIDController(rtol=1e-8, atol=1e-10)``; the
     step-size control sees the tangents as well as the state. ``adjoint``: diffrax's
@@ -130,10 +131,11 @@ def lyapunov_exponents(
     term = diffrax.ODETerm(tangent_field(field))
     t0 = jnp.asarray(t0, dtype=jnp.float64)
     interval = jnp.asarray(interval, dtype=jnp.float64)
-    start = t0 + jnp.asarray(transient, dtype=jnp.float64)
+    start = t0 + jnp.asarray(offset, dtype=jnp.float64)
+    skipped = 1 + transient_intervals  # the offset and the transient intervals: not counted
 
-    # one scan, its step 0 the transient (the tangents align with the growing directions
-    # there; their growth is not counted), so that one traced solve serves every step
+    # one scan over offset, transient and counted intervals, so that one traced solve serves
+    # every step and no solve is longer than the offset or one interval
     def step(carry, index):
         y, tangents, logs, ok = carry
         t_begin = jnp.where(index == 0, t0, start + (index - 1) * interval)
@@ -144,13 +146,14 @@ def lyapunov_exponents(
             if mask is not None:
                 tangents = tangents * mask[:, None]
             tangents, growth = _orthonormalise(tangents)
-            logs = logs + jnp.where(index == 0, 0.0, growth)
-        elapsed = jnp.maximum(index, 1) * interval
+            logs = logs + jnp.where(index < skipped, 0.0, growth)
+        elapsed = jnp.maximum(index - transient_intervals, 1) * interval
         return (y, tangents, logs, ok & solved), (y, logs / elapsed, t_end)
 
     init = (y0, initial_tangents(n, num_exponents, mask), jnp.zeros(num_exponents), jnp.asarray(True))
-    (_, _, _, ok), (sections, history, times) = jax.lax.scan(step, init, jnp.arange(num_intervals + 1))
-    sections, history, times = sections[1:], history[1:], times[1:]
+    steps = jnp.arange(skipped + num_intervals)
+    (_, _, _, ok), (sections, history, times) = jax.lax.scan(step, init, steps)
+    sections, history, times = sections[skipped:], history[skipped:], times[skipped:]
     exponents = history[-1]
     quarter = history[num_intervals - max(num_intervals // 4, 1) - 1:]
     change = jnp.max(jnp.abs(quarter - exponents), axis=0)

@@ -138,7 +138,8 @@ def mechanism_section(
     y0 = mechanism.flatten(mechanism.initial_state())
     result = lyapunov_exponents(
         flat_vector_field, y0, mechanism, t0=0.0, interval=period_s, num_intervals=periods,
-        num_exponents=num_exponents, transient=(transient_periods + phase / (2.0 * math.pi)) * period_s,
+        num_exponents=num_exponents, transient_intervals=transient_periods,
+        offset=phase / (2.0 * math.pi) * period_s,
         solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=reverse_differentiable),
         stepsize_controller=_controller(mechanism, settings), max_steps=settings.max_steps,
         mask=tangent_mask(mechanism, y0),

@@ -1,6 +1,5 @@
 """The period of a section and the motion class, on constructed sections."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -15,8 +14,8 @@ def _cycle(period: int, samples: int, noise: float = 0.0):
 
 
 def test_period_of_repeating_sections():
-    periods = jax.vmap(lambda p: section_period(p, 6, 1e-3))(jnp.stack([_cycle(n, 20) for n in (1, 2, 3, 5)]))
-    np.testing.assert_array_equal(periods, [1, 2, 3, 5])
+    periods = [int(section_period(_cycle(n, 20), 6, 1e-3)) for n in (1, 2, 3, 5)]
+    assert periods == [1, 2, 3, 5]
 
 
 def test_no_period_beyond_the_tolerance_or_the_longest_period():

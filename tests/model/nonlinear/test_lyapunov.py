@@ -33,11 +33,18 @@ def duffing(t, y, args):
 
 
 def _spectrum(field, y0s, args, interval, num_intervals):
+    """The spectrum from each of ``y0s``: vmapped over several, one plain solve for one."""
     controller = diffrax.PIDController(rtol=1e-8, atol=1e-8)
-    run = jax.jit(jax.vmap(lambda y0: lyapunov_exponents(
-        field, y0, args, t0=0.0, interval=interval, num_intervals=num_intervals, num_exponents=3, transient=20.0,
-        stepsize_controller=controller)))
-    return run(jnp.asarray(y0s))
+
+    def one(y0):
+        return lyapunov_exponents(field, y0, args, t0=0.0, interval=interval, num_intervals=num_intervals,
+                                  num_exponents=3, transient_intervals=round(20.0 / interval),
+                                  stepsize_controller=controller)
+
+    y0s = jnp.asarray(y0s)
+    if len(y0s) > 1:
+        return jax.jit(jax.vmap(one))(y0s)
+    return jax.tree.map(lambda leaf: leaf[None], jax.jit(one)(y0s[0]))
 
 
 def test_lorenz_spectrum_two_starts_in_one_batch():
