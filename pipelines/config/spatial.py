@@ -329,6 +329,7 @@ JOINT_KEYS_BY_TYPE["spherical_clearance"] += _keys('`joints` with `type = "spher
 LOAD_KEYS = _keys("`loads`")
 DRIVER_KEYS = _keys("`drivers`")
 TRACKED_POINT_KEYS = _keys("`tracked_points`")
+ALL_JOINT_KEYS = tuple(dict.fromkeys(key for keys in JOINT_KEYS_BY_TYPE.values() for key in keys))
 
 
 def _body(reader: _Reader, raw: dict, index: int) -> dict:
@@ -425,7 +426,8 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         joint["axis"] = reader.axis(raw.get("axis"), f"{key}.axis")
     if "lubrication" in raw and kind != "cylindrical_clearance":
         reader.fail(f"{key}.lubrication", "only a cylindrical_clearance joint takes a lubrication table")
-    reader.keys(raw, JOINT_KEYS_BY_TYPE[kind], key, f"a {kind} joint")
+    # A key of another joint type is accepted (an override may change `type` and leave it).
+    reader.keys(raw, ALL_JOINT_KEYS, key, "a joint")
     if kind in ("cylindrical_clearance", "spherical_clearance"):
         joint["contact"], joint["stiffness_marker"] = _contact(reader, raw.get("contact"), f"{key}.contact")
         joint["friction"] = reader.section(Friction, raw.get("friction"), f"{key}.friction")
