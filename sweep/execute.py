@@ -291,14 +291,7 @@ class ProcessExecutor:
             self._replace(k)
         else:
             reason = f"the worker raised {error}"
-        if on_status:
-            on_status(f"worker lost ({reason}); its chunk runs again")
-        try:
-            given_up = queue.lost(attempt, reason)
-        except WorkersLost as lost:
-            raise WorkersLost(f"worker processes: {lost}") from None
-        for task, status in given_up:
-            _give_up(task, status, on_chunk, on_points)
+        _rerun_lost(queue, attempt, reason, "worker processes", on_chunk, on_points, on_status)
 
     def broadcast(self, function: Callable, *args) -> list:
         """``function(*args)`` in every worker process, once each; their results (for
@@ -338,6 +331,21 @@ class ProcessExecutor:
             worker.send(None)
         for worker in self.processes:
             worker.stop()
+
+
+def _rerun_lost(queue: WorkQueue, attempt: Attempt, reason: str, workers: str, on_chunk: OnChunk,
+                on_points: Callable[[int], None] | None, on_status: Callable[[str], None] | None) -> None:
+    """A chunk whose worker was lost (``reason``): back to ``queue`` to run again, bisected
+    or given up (:meth:`WorkQueue.lost`); ``workers`` names the kind in the error raised
+    when too many are lost."""
+    if on_status:
+        on_status(f"worker lost ({reason}); its chunk runs again")
+    try:
+        given_up = queue.lost(attempt, reason)
+    except WorkersLost as lost:
+        raise WorkersLost(f"{workers}: {lost}") from None
+    for task, status in given_up:
+        _give_up(task, status, on_chunk, on_points)
 
 
 def _give_up(task: ChunkTask, status: str, on_chunk: OnChunk, on_points: Callable[[int], None] | None) -> None:
@@ -450,14 +458,7 @@ class RayExecutor:
                     reason = _ray_reason(error)
                     if isinstance(error, RayActorError):
                         self._replace(slot)
-                    if on_status:
-                        on_status(f"worker lost ({reason}); its chunk runs again")
-                    try:
-                        given_up = queue.lost(attempt, reason)
-                    except WorkersLost as lost:
-                        raise WorkersLost(f"Ray actors: {lost}") from None
-                    for failed, status in given_up:
-                        _give_up(failed, status, on_chunk, on_points)
+                    _rerun_lost(queue, attempt, reason, "Ray actors", on_chunk, on_points, on_status)
                     continue
                 queue.finished()
                 _finish_chunk(runs[task.group], task, columns, info, batch, started[task.group], on_chunk, on_points)

@@ -74,3 +74,30 @@ def central_differences(function, x0, relative_step: float):
         e = jnp.zeros_like(x0).at[i].set(h)
         gradient.append((float(value(x0 + e)) - float(value(x0 - e))) / (2 * h))
     return np.asarray(gradient)
+
+
+def ball_in_socket(contact: str, simulation: str = "") -> str:
+    """A spatial config: a 2 kg steel ball in a 10 mm spherical socket with 0.1 mm clearance,
+    fixed to ground; ``contact`` is the body of its [joints.contact] table, ``simulation``
+    that of a [simulation] table (none if empty)."""
+    text = f"""name = "ball"
+dimension = 3
+[materials.steel]
+youngs_modulus = "207 GPa"
+poisson_ratio = 0.3
+[[bodies]]
+name = "ball"
+mass = "2 kg"
+inertia = ["1e-4 kg*m^2", "1e-4 kg*m^2", "1e-4 kg*m^2"]
+position = ["0 m", "0 m", "0 m"]
+[[joints]]
+name = "socket"
+type = "spherical_clearance"
+bodies = ["ball", "ground"]
+socket_radius = "10 mm"
+clearance = "0.1 mm"
+materials = ["steel", "steel"]
+[joints.contact]
+{contact}
+"""
+    return text + (f"[simulation]\n{simulation}\n" if simulation else "")

@@ -453,9 +453,7 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         joint["axial"] = raw.get("axial", "fixed")
         if joint["axial"] not in ("fixed", "free"):
             reader.fail(f"{key}.axial", f"must be 'fixed' or 'free', got {joint['axial']!r}")
-        joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 2), "length",
-                                                      f"{key}.initial_eccentricity", size=2)
-        _check_eccentricity(reader, joint, key)
+        joint["initial_eccentricity"] = _initial_eccentricity(reader, raw, joint, key, size=2)
         joint["lubrication"] = _lubrication(reader, raw.get("lubrication"), joint["length"], f"{key}.lubrication")
     if kind == "spherical_clearance":
         joint["socket_radius"] = to_si(raw.get("socket_radius"), "length", reader.source, f"{key}.socket_radius")
@@ -464,17 +462,19 @@ def _joint(reader: _Reader, raw: dict, index: int, bodies: set, materials: dict)
         if not joint["clearance"] < joint["socket_radius"]:
             reader.fail(f"{key}.clearance", f"must be smaller than socket_radius ({joint['socket_radius']:g} m) so the "
                                             f"ball radius is positive, got {joint['clearance']:g} m")
-        joint["initial_eccentricity"] = reader.vector(raw.get("initial_eccentricity", ["0 m"] * 3), "length",
-                                                      f"{key}.initial_eccentricity")
-        _check_eccentricity(reader, joint, key)
+        joint["initial_eccentricity"] = _initial_eccentricity(reader, raw, joint, key, size=3)
     return joint
 
 
-def _check_eccentricity(reader: _Reader, joint: dict, key: str) -> None:
-    """The initial eccentricity lies within the clearance, as the planar format requires."""
-    eccentricity = math.sqrt(sum(e * e for e in joint["initial_eccentricity"]))
-    if eccentricity > joint["clearance"] * (1.0 + 1e-12):
-        reader.fail(f"{key}.initial_eccentricity", f"|e0| = {eccentricity:g} m exceeds the clearance {joint['clearance']:g} m")
+def _initial_eccentricity(reader: _Reader, raw: dict, joint: dict, key: str, size: int) -> tuple:
+    """The joint's ``initial_eccentricity`` (m, ``size`` components; centred by default),
+    within the clearance as the planar format requires."""
+    eccentricity = reader.vector(raw.get("initial_eccentricity", ["0 m"] * size), "length",
+                                 f"{key}.initial_eccentricity", size=size)
+    length = math.sqrt(sum(e * e for e in eccentricity))
+    if length > joint["clearance"] * (1.0 + 1e-12):
+        reader.fail(f"{key}.initial_eccentricity", f"|e0| = {length:g} m exceeds the clearance {joint['clearance']:g} m")
+    return eccentricity
 
 
 def _lubrication(reader: _Reader, raw, contact_length: float, key: str):

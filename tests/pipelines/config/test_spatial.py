@@ -7,8 +7,8 @@ import pytest
 
 from pipelines.config import load_mechanism
 from pipelines.errors import ConfigError
+from tests.helpers import CONFIGS, ball_in_socket
 
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 CRANK = CONFIGS / "flores_slider_crank_3d.toml"
 LOADS = CONFIGS / "cylindrical_joint_loads.toml"
 
@@ -129,27 +129,7 @@ def test_lubrication_on_another_spatial_joint_is_one_error_line(tmp_path):
 
 
 PLANAR = CONFIGS / "flores_slider_crank.toml"
-BALL = """name = "ball"
-dimension = 3
-[materials.steel]
-youngs_modulus = "207 GPa"
-poisson_ratio = 0.3
-[[bodies]]
-name = "ball"
-mass = "2 kg"
-inertia = ["1e-4 kg*m^2", "1e-4 kg*m^2", "1e-4 kg*m^2"]
-position = ["0 m", "0 m", "0 m"]
-[[joints]]
-name = "socket"
-type = "spherical_clearance"
-bodies = ["ball", "ground"]
-socket_radius = "10 mm"
-clearance = "0.1 mm"
-materials = ["steel", "steel"]
-[joints.contact]
-model = "hertz"
-stiffness = "hertz"
-"""
+BALL = ball_in_socket('model = "hertz"\nstiffness = "hertz"')
 
 
 @pytest.fixture(scope="module")

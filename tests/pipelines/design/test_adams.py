@@ -11,7 +11,7 @@ from pipelines.config import load_mechanism
 from pipelines.design import adams
 from pipelines.design.adams import ImpactVelocity, adams_parameters, write_adams_files
 
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, ball_in_socket
 SPEC = CONFIGS / "flores_slider_crank.toml"
 QUOTED_STIFFNESS = ["--set", 'joints.pin.contact.stiffness="2.5e8 N/m^1.5"']
 
@@ -84,31 +84,8 @@ def test_impact_velocity_from_a_simulation(tmp_path):
     assert joint["damping"] == pytest.approx(expected)
 
 
-BALL = """name = "ball"
-dimension = 3
-[materials.steel]
-youngs_modulus = "207 GPa"
-poisson_ratio = 0.3
-[[bodies]]
-name = "ball"
-mass = "2 kg"
-inertia = ["1e-4 kg*m^2", "1e-4 kg*m^2", "1e-4 kg*m^2"]
-position = ["0 m", "0 m", "0 m"]
-[[joints]]
-name = "socket"
-type = "spherical_clearance"
-bodies = ["ball", "ground"]
-socket_radius = "10 mm"
-clearance = "0.1 mm"
-materials = ["steel", "steel"]
-[joints.contact]
-model = "flores"
-restitution = 0.8
-stiffness = "2.5e8 N/m^1.5"
-[simulation]
-t_end = "1 ms"
-output_interval = "0.1 ms"
-"""
+BALL = ball_in_socket('model = "flores"\nrestitution = 0.8\nstiffness = "2.5e8 N/m^1.5"',
+                      't_end = "1 ms"\noutput_interval = "0.1 ms"')
 
 
 @pytest.mark.parametrize(("file", "name", "kind", "geometry"), [
