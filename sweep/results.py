@@ -1,7 +1,8 @@
 """The results table of a sweep: one row per parameter point.
 
-Columns: ``point`` (index in the design's order), one column per swept path (SI floats; the
-name of the choice for discrete parameters such as ``joints.pin.contact.model``), the
+Columns: ``point`` (index in the design's order), one column per swept path (SI floats,
+integer settings included; the name of the choice for discrete parameters such as
+``joints.pin.contact.model``), the
 summary metrics, ``status`` (``"ok"`` or why the point failed: refused, given up after
 its workers kept dying, solver failure, non-finite metrics), ``steps``,
 ``rejected_steps``, ``group`` / ``solver`` (which compiled group ran it), and with
@@ -42,6 +43,18 @@ def point_status(problem: str | None, result: int, metrics: dict[str, float], fa
         return f"solver failed: {result_message(result)}"
     broken = [name for name, value in metrics.items() if name.rsplit(".", 1)[-1] in ALWAYS_FINITE and not np.isfinite(value)]
     return f"non-finite {', '.join(broken)}" if broken else OK
+
+
+def parameter_column(values: Sequence) -> np.ndarray:
+    """A swept path's column: SI floats when every value is a number (an integer setting
+    such as ``simulation.max_steps`` too, as its group's ``choices`` hold it), booleans when
+    every value is one, and otherwise the choices' names as strings."""
+    if all(isinstance(value, bool | np.bool_) for value in values) and len(values):
+        return np.asarray(values, dtype=bool)
+    if all(isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool | np.bool_)
+           for value in values):
+        return np.asarray(values, dtype=np.float64)
+    return np.asarray(values, dtype=str)
 
 
 def derivative_columns(metrics: Sequence[str], continuous: Sequence[str]) -> list[str]:
@@ -89,9 +102,7 @@ def results_frame(
                                  failure)
     columns: dict[str, object] = {"point": points}
     for path, values in parameters.items():
-        chosen = [values[index] for index in points]
-        columns[path] = (np.asarray(chosen, dtype=np.float64) if all(isinstance(value, float) for value in chosen)
-                         else np.asarray(chosen, dtype=str))
+        columns[path] = parameter_column([values[index] for index in points])
     columns.update(metrics)
     columns["status"] = status.astype(str)
     columns["steps"] = counts("steps")
