@@ -7,6 +7,11 @@ not listed at all (an unlisted stray file is ignored and overwritten). ``--resum
 manifest, runs only the points of no listed chunk, and refuses a store whose fingerprint (a
 hash of the resolved sweep: base mechanism in SI, design, derivatives, solver settings) is not
 that of the sweep being run.
+
+With a :class:`PartialResults` the store also keeps the results table growing beside it
+(``<out>/results/``, one parquet file of labelled rows per listed chunk), written before
+the manifest names the chunk, so that a reader of the folder sees the finished rows while
+the sweep runs and after it stops.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,18 +75,59 @@ def git_revision(folder: str | os.PathLike | None = None) -> str:
         return "unknown"
 
 
+class PartialResults:
+    """The results table of the finished chunks, growing as they finish: ``folder`` holds
+    ``part-NNNNN.parquet`` with the rows ``label(rows)`` gives for chunk ``NNNNN``'s stored
+    rows (``label``: the stored rows -> the final table's rows of those points, same
+    columns and types), so that ``pandas.read_parquet(folder)`` is the table of every
+    point finished so far (a parquet dataset). Every write is atomic."""
+
+    PREFIX = "part-"
+
+    def __init__(self, folder: str | os.PathLike, label: Callable[[pd.DataFrame], pd.DataFrame]):
+        self.folder = Path(folder)
+        self.label = label
+
+    def path(self, number: int) -> Path:
+        return self.folder / f"{self.PREFIX}{number:05d}.parquet"
+
+    def write(self, number: int, rows: pd.DataFrame) -> None:
+        """The labelled rows of chunk ``number`` (its stored ``rows``)."""
+        write_parquet(self.path(number), self.label(rows))
+
+    def clear(self) -> None:
+        if self.folder.exists():
+            shutil.rmtree(self.folder)
+
+    def match(self, chunks: list[dict], read_rows: Callable[[dict], pd.DataFrame]) -> None:
+        """Make the parts those of the listed ``chunks`` (a store being resumed): remove
+        the part of a chunk the manifest does not list (a run stopped between the two
+        writes) and write a listed chunk's missing part from its stored rows."""
+        listed = {self.path(chunk["number"]).name: chunk for chunk in chunks}
+        if self.folder.exists():
+            for path in self.folder.glob(f"{self.PREFIX}*.parquet"):
+                if path.name not in listed:
+                    path.unlink()
+        for name, chunk in listed.items():
+            if not (self.folder / name).exists():
+                self.write(chunk["number"], read_rows(chunk))
+
+
 class ChunkStore:
     """Finished chunks of one sweep in ``folder`` (``<out>/chunks``).
 
     ``ChunkStore(folder, fingerprint, resume=False)`` starts afresh (removing an earlier
     store there); with ``resume=True`` it keeps the finished chunks of a store with the same
-    fingerprint and refuses (:class:`StoreMismatch`) one of another sweep.
+    fingerprint and refuses (:class:`StoreMismatch`) one of another sweep. ``partial``: the
+    growing results table kept beside the store (removed on a fresh start, matched to the
+    listed chunks on resume).
     """
 
     def __init__(self, folder: str | os.PathLike, fingerprint: str, resume: bool = False,
-                 provenance: Mapping[str, Any] | None = None):
+                 provenance: Mapping[str, Any] | None = None, partial: PartialResults | None = None):
         self.folder = Path(folder)
         self.fingerprint = fingerprint
+        self.partial = partial
         self.written_here = 0  # chunks written by this process
         manifest = self._read_manifest()
         if resume and manifest is not None:
@@ -95,7 +141,11 @@ class ChunkStore:
         else:
             if self.folder.exists():
                 shutil.rmtree(self.folder)
+            if partial is not None:
+                partial.clear()
             self.manifest = {"format": STORE_FORMAT, "fingerprint": fingerprint, "resumed": 0, "chunks": []}
+        if partial is not None and resume:
+            partial.match(self.chunks, lambda chunk: pd.read_parquet(self.folder / chunk["file"]))
         self.manifest.update(dict(provenance or {}))
         self._write_manifest()
 
@@ -126,6 +176,8 @@ class ChunkStore:
         number = max((chunk["number"] for chunk in self.chunks), default=-1) + 1
         name = f"chunk-{number:05d}.parquet"
         write_parquet(self.folder / name, rows)
+        if self.partial is not None:
+            self.partial.write(number, rows)
         entry = {"number": number, "file": name, "points": [int(p) for p in rows["point"]], **dict(info)}
         self.chunks.append(entry)
         self._write_manifest()

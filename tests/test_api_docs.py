@@ -1,5 +1,10 @@
 """docs/api.md: every public name of ``model`` and ``pipelines`` is documented, and every
-```python block runs as written, in order, in one namespace (from the repository root)."""
+```python block runs as written, in order, in one namespace (from the repository root).
+
+The default run executes the blocks that solve no mechanism (set-up, contact laws,
+geometry, the Lorenz exponents, the sampler, a config): compiling the Flores solves of the
+others (a solve, its forward-mode derivative, a batch) costs minutes of CPU whatever
+``t_end``, so they run in the validation tier with the rest."""
 
 import re
 from pathlib import Path
@@ -28,6 +33,29 @@ def test_the_blocks_compile():
     assert blocks
     for block in blocks:
         compile(block, str(API), "exec")
+
+
+# names bound by the blocks that solve the Flores slider-crank, and used by those after them
+SOLVING = re.compile(r"\b(crank|trajectory|mechanism|forward|slope)\b")
+
+
+def test_the_blocks_that_solve_no_mechanism_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
+    monkeypatch.chdir(ROOT)
+    blocks = [block for block in python_blocks(API) if not SOLVING.search(block)]
+    assert len(blocks) >= 5
+    namespace = {"__name__": "api_docs"}
+    for block in blocks:
+        exec(compile(block, str(API), "exec"), namespace)
+    capsys.readouterr()
+    # the Lorenz system's volume contracts at the constant rate sigma + 1 + beta, so the
+    # exponents sum to its negative; the largest is Sprott's (2003) 0.9056
+    exponents = [float(value) for value in namespace["result"].exponents]
+    assert sum(exponents) == pytest.approx(-(10.0 + 1.0 + 8.0 / 3.0), rel=1e-3)
+    assert exponents[0] == pytest.approx(0.906, rel=0.05)
+    points = namespace["points"]
+    assert points.shape == (4, 2) and (points[:, 0] >= 0.1e-3).all() and (points[:, 1] <= 0.95).all()
+    # one point per stratum of each axis (a Latin hypercube)
+    assert sorted((4 * (points[:, 1] - 0.5) / 0.45).astype(int).tolist()) == [0, 1, 2, 3]
 
 
 @pytest.mark.slow

@@ -9,26 +9,50 @@ Gauss-Newton, then velocities by a linear projection, both of least kinetic-ener
 Bayo & Ledesma 1996, Blajer 2002; :meth:`AbstractMechanism.project`), so the violation
 stays at the size of one step's error instead of accumulating over the run.
 
-The projected end is what the controller judges and what the next step starts from; the
-step's error estimate, its dense output and the first-same-as-last derivative in the
-solver state are those of the unprojected end (they differ by the correction, of the
-order of one step's local error). Pure JAX: it works under ``vmap``, in the refilling
-lanes and under forward and reverse mode alike.
+The projected end is what the controller judges and what the next step starts from, and
+the derivative a solver carries into its next step (the first-same-as-last stage of
+diffrax's explicit and ESDIRK Runge-Kutta solvers, the end field of the Rosenbrock-W
+solver) is evaluated afresh there (:func:`with_end_rate`; one more evaluation of the
+vector field per step). Kept from the unprojected end, it would be the next step's first
+stage at a state the step does not start from: in contact it is off by the contact
+stiffness times the correction, an error both solutions of the embedded pair share, so
+the error estimate does not see it; the impact memory then drifts after its capture and
+the solution depends on rounding through each impact (docs/integration.md). The step's
+error estimate and its dense output are those of the unprojected end (they differ by the
+correction, of the order of one step's local error). Pure JAX: it works under ``vmap``,
+in the refilling lanes and under forward and reverse mode alike.
 """
 
 from __future__ import annotations
 
 import diffrax
 import equinox as eqx
+from jaxtyping import PyTree
 
 from .wrapped_solver import AbstractDelegatingSolver
+
+
+def with_end_rate(solver: diffrax.AbstractSolver, solver_state: PyTree, rate: PyTree) -> PyTree:
+    """``solver_state`` with the derivative it carries into the next step replaced by ``rate``
+    (``solver.func`` at the next step's start): the FSAL derivative ``(first_step, f0)`` of
+    diffrax's Runge-Kutta solvers, the ``field`` of the Rosenbrock-W state; a state that
+    carries none (Rodas*: ``None``) is returned as it is. The layouts read by
+    :func:`model.integrate.peaks.end_rate`."""
+    if isinstance(solver, diffrax.AbstractRungeKutta) and isinstance(solver_state, tuple) and len(solver_state) == 2:
+        first_step, _ = solver_state
+        return first_step, rate
+    if hasattr(solver_state, "field"):
+        return eqx.tree_at(lambda state: state.field, solver_state, rate)
+    return solver_state
 
 
 class ConstraintProjection(AbstractDelegatingSolver):
     """Wraps a diffrax solver: each step's end state is projected onto the constraints of
     the mechanism (``args`` of the solve, :class:`~model.mechanics.interface.AbstractMechanism`,
     whose flat state the solve steps) at the step's end time, with ``iterations``
-    Gauss-Newton steps on the positions (:meth:`AbstractMechanism.project`)."""
+    Gauss-Newton steps on the positions (:meth:`AbstractMechanism.project`), and the
+    derivative the solver carries into the next step is the field at the projected end
+    (:func:`with_end_rate`)."""
 
     solver: diffrax.AbstractSolver
     iterations: int = eqx.field(static=True, default=1)
@@ -36,7 +60,10 @@ class ConstraintProjection(AbstractDelegatingSolver):
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         y1, y_error, dense_info, solver_state, result = self.solver.step(
             terms, t0, t1, y0, args, solver_state, made_jump)
-        return args.project(t1, y1, self.iterations), y_error, dense_info, solver_state, result
+        y1 = args.project(t1, y1, self.iterations)
+        if solver_state is not None:
+            solver_state = with_end_rate(self.solver, solver_state, self.solver.func(terms, t1, y1, args))
+        return y1, y_error, dense_info, solver_state, result
 
 
-__all__ = ["ConstraintProjection"]
+__all__ = ["ConstraintProjection", "with_end_rate"]

@@ -24,7 +24,7 @@ class ValuesTable(BaseModel):
     start: Any = Field(description="first value, with units (e.g. \"500 rpm\", \"0.1 mm\")")
     stop: Any = Field(description="last value, with units; larger than `start`")
     count: _integer(2) = Field(description="number of values from `start` to `stop` inclusive")
-    scale: _choice("scale", SCALES) = Field("linear", description="spacing: linear | log")
+    scale: _choice("scale", SCALES) = Field("linear", description="spacing of the values: `linear` or `log`")
 
 
 class BifurcationTable(BaseModel):
@@ -63,9 +63,10 @@ class BifurcationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    base: str
-    bifurcation: BifurcationTable
-    simulation: dict[str, Any] = {}
+    base: str = Field(description="the mechanism file, relative to this config's folder")
+    bifurcation: BifurcationTable = Field(description="the varied parameter, its values and the section")
+    simulation: dict[str, Any] = Field(
+        {}, description="[simulation] keys merged over the base's (the run's length follows from transient_periods and periods)")
 
 
 def parse_bifurcation_table(pipeline: dict, source: str) -> BifurcationTable:

@@ -117,6 +117,9 @@ def table_markdown(title: str, model: type[BaseModel]) -> str:
     lines += ["| key | type | SI unit | default | meaning |", "|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
         text, unit = type_text(info.annotation if not info.metadata else Annotated[(info.annotation, *info.metadata)])
+        # a field whose validator accepts more than its stored type says what it accepts
+        text, unit = (info.json_schema_extra or {}).get("config_type", (text, unit)) if isinstance(
+            info.json_schema_extra, dict) else (text, unit)
         description = " ".join((info.description or "").split())
         lines.append(f"| `{name}` | {text} | {unit} | {default_text(info)} | {description} |")
     return "\n".join(lines) + "\n"
@@ -172,9 +175,11 @@ def spatial_markdown() -> str:
 
 def reference_markdown() -> str:
     """The whole page."""
+    from ..bifurcation.schema import BifurcationConfig
     from ..calibration.schema import CalibrationTable
     from ..design.schema import OptimizeConfig
     from ..sweeping.table import SweepConfig
+    from ..wear.schema import WearConfig
     from .mechanism import MechanismConfig
 
     parts = [
@@ -194,6 +199,13 @@ def reference_markdown() -> str:
         schema_markdown(CalibrationTable),
         "## Tolerance-design configs\n\n`clearance optimize CONFIG` (`configs/optimize_example.toml`).\n",
         schema_markdown(OptimizeConfig),
+        "## Wear configs\n\n`clearance wear CONFIG` (`configs/wear_flores.toml`; [wear.md](wear.md)). `[simulation]` "
+        "keys are merged over the base mechanism's and validated with it.\n",
+        schema_markdown(WearConfig),
+        "## Bifurcation configs\n\n`clearance bifurcation CONFIG` (`configs/bifurcation_speed.toml`, "
+        "`configs/bifurcation_clearance.toml`; [nonlinear.md](nonlinear.md)). `[simulation]` keys are merged over the "
+        "base mechanism's and validated with it.\n",
+        schema_markdown(BifurcationConfig),
     ]
     return "\n".join(part.rstrip() + "\n" for part in parts)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from model.metrics import BODY_METRICS, JOINT_METRICS
@@ -31,8 +32,10 @@ def metric_units(base: MechanismConfig) -> dict[str, str]:
 
 
 def sweep_results(design: SweepDesign, groups: Sequence[Group], rows: pd.DataFrame, metric_names: Sequence[str],
-                  continuous: Sequence[str]) -> pd.DataFrame:
-    """The rows of ``results.parquet`` from the stored chunk ``rows`` (see :mod:`sweep.results`)."""
+                  continuous: Sequence[str], only: Sequence[int] | None = None) -> pd.DataFrame:
+    """The rows of ``results.parquet`` from the stored chunk ``rows`` (see :mod:`sweep.results`);
+    ``only``: those of these points alone."""
     points = design.points()
     parameters = {path: [point[k].si for point in points] for k, path in enumerate(design.paths)}
-    return results_frame(parameters, groups, rows, metric_names, derivative_columns(design.derivatives, continuous))
+    return results_frame(parameters, groups, rows, metric_names, derivative_columns(design.derivatives, continuous),
+                         only=None if only is None else np.asarray(only))

@@ -29,7 +29,7 @@ from sweep.results import FAILURE
 from sweep.status import OK
 from sweep.results import derivative_columns as _derivative_columns
 from sweep.run import CPU_CHUNK, NOT_RUN, STEP_SLOTS, default_batch_size, default_chunk_size, memory_chunk_size
-from sweep.store import ChunkStore, MemoryStore, StoreMismatch, fingerprint, git_revision, package_versions
+from sweep.store import ChunkStore, MemoryStore, PartialResults, StoreMismatch, fingerprint, git_revision, package_versions
 
 from ..config import MechanismConfig, load_pipeline_mechanism
 from ..errors import ClearanceError, ConfigError, SweepFailed, SweepInterrupted
@@ -42,6 +42,9 @@ from .results import metric_units, sweep_results
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
 
+# ``<out>/results/``: the results table of the chunks finished so far, a parquet dataset
+# (:class:`sweep.store.PartialResults`); ``results.parquet`` is the whole table at the end
+PARTIAL_RESULTS = "results"
 JOINT_PLOT_METRICS = ("max_normal_force", "max_penetration", "num_impacts")
 
 
@@ -228,9 +231,13 @@ def run_sweep(
     resolved = resolved_sweep(design, base, groups)
     key = fingerprint(resolved)
     provenance = {"versions": package_versions(), "git_revision": git_revision()}
+    units = metric_units(base)
+    continuous = groups[0].paths if groups else ()
     if out_dir is not None:
+        partial = PartialResults(Path(out_dir) / PARTIAL_RESULTS, lambda rows: sweep_results(
+            design, groups, rows, list(units), continuous, only=rows["point"].to_numpy()))
         try:
-            store = ChunkStore(Path(out_dir) / "chunks", key, resume, provenance=provenance)
+            store = ChunkStore(Path(out_dir) / "chunks", key, resume, provenance=provenance, partial=partial)
         except StoreMismatch as error:
             raise ConfigError(design.source, "--resume", str(error)) from None
         except OSError as error:
@@ -287,8 +294,6 @@ def run_sweep(
     finally:
         if isinstance(executor, str) and isinstance(runner, (ProcessExecutor, RayExecutor)):  # made here
             runner.close()
-    units = metric_units(base)
-    continuous = groups[0].paths if groups else ()
     frame = sweep_results(design, groups, store.rows(), list(units), continuous)
     if design.lyapunov is not None:
         from .lyapunov import METRIC, UNIT, lyapunov_column
@@ -320,7 +325,8 @@ def _stopped(design: SweepDesign, store, total: int, out_dir: str | Path | None,
     if out_dir is None:
         return f"{reason}; nothing stored (no output folder)"
     stored = len(store.finished_points())
-    return (f"{reason}; {stored} of {total} points are stored in {Path(out_dir) / 'chunks'}: continue with "
+    return (f"{reason}; {stored} of {total} points are stored in {Path(out_dir) / 'chunks'} (their rows of the "
+            f"results table in {Path(out_dir) / PARTIAL_RESULTS}): continue with "
             f"`clearance sweep {design.source} --out {out_dir} --resume` (with the same --set options)")
 
 

@@ -68,7 +68,8 @@ class WearTable(BaseModel):
     joint: str = Field(description="name of the worn revolute clearance joint of the base mechanism (planar)")
     coefficient: Annotated[tuple[float, bool], BeforeValidator(_wear_coefficient)] = Field(
         description='Archard wear coefficient: k_w in 1/Pa (e.g. "8e-14 1/Pa"), or a plain number, the '
-                    "dimensionless k, with `hardness` (then k_w = k / hardness)")
+                    "dimensionless k, with `hardness` (then k_w = k / hardness)",
+        json_schema_extra={"config_type": ("quantity or number", "1/Pa")})
     hardness: _quantity("pressure", gt=0.0) | None = Field(
         None, description="hardness H of the softer surface (Pa); only with a dimensionless `coefficient`")
     bearing_length: PositiveLength = Field(
@@ -113,7 +114,7 @@ class WearConfig(BaseModel):
     base: str = Field(description="the mechanism file, relative to this config's folder")
     name: str | None = Field(None, description="a name for the study")
     description: str | None = Field(None, description="free text")
-    wear: WearTable
+    wear: WearTable = Field(description="the worn joint, the wear law and the service life")
     simulation: dict[str, Any] = Field(
         {}, description="[simulation] keys merged over the base's (t_end is set by the wear table's cycles)")
 

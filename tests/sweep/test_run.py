@@ -87,7 +87,6 @@ def test_batched_points_match_independent_simulations(one_by_one):
     assert abs(forces.iloc[1] / forces.iloc[0] - 1.0) > 0.5
 
 
-@pytest.mark.xfail(reason="the one-by-one reference frame selected by simulation.max_steps == 100000 comes back empty on the merged tree; open defect, not diagnosed", strict=False)
 @pytest.mark.slow
 def test_batch_size_does_not_change_results(one_by_one, in_pairs):
     """Three valid points in batches of two: the last batch is padded."""

@@ -12,7 +12,7 @@ from pipelines.errors import ConfigError
 from sweep import store as store_module
 from sweep.chunks import cost_estimates, costliest_first, lockstep_efficiency, split_chunks
 from pipelines.sweeping.plan import plan_groups
-from pipelines.sweeping.study import load_sweep, run_sweep
+from pipelines.sweeping.study import PARTIAL_RESULTS, load_sweep, run_sweep
 from tests.helpers import write_sweep
 
 # 0.5 ms of the Flores slider-crank: the first impact comes at ~0.2 ms, so every point has a
@@ -59,8 +59,9 @@ def killed_and_resumed(config, tmp_path_factory, monkeypatch_module):
     manifest = json.loads((out / "chunks" / "manifest.json").read_text())
     first = out / "chunks" / manifest["chunks"][0]["file"]
     before = (first.stat().st_mtime_ns, first.read_bytes())
+    partial = pd.read_parquet(out / PARTIAL_RESULTS)  # what a reader sees while the sweep is down
     resumed = run_sweep(design, base, batch_size=1, progress=False, executor="local", chunk_size=2, out_dir=out, resume=True)
-    return out, manifest, first, before, resumed
+    return out, manifest, first, before, resumed, partial
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +72,13 @@ def monkeypatch_module():
 
 @pytest.mark.slow
 def test_kill_leaves_one_listed_chunk(killed_and_resumed):
-    _, manifest, first, _, _ = killed_and_resumed
+    _, manifest, first, *_ = killed_and_resumed
     assert len(manifest["chunks"]) == 1 and len(manifest["chunks"][0]["points"]) == 2
     assert first.exists()
 
 
 def test_resume_does_not_recompute_finished_chunks(killed_and_resumed):
-    out, manifest, first, before, resumed = killed_and_resumed
+    out, manifest, first, before, resumed, _ = killed_and_resumed
     assert (first.stat().st_mtime_ns, first.read_bytes()) == before
     assert resumed.resumed_points == 2
     # the resumed run ran only the other four points, in chunks of its own
@@ -95,6 +96,23 @@ def test_resumed_results_equal_an_uninterrupted_run(killed_and_resumed, uninterr
     pd.testing.assert_frame_equal(resumed[["point", *METRICS]], uninterrupted.frame[["point", *METRICS]])
     # the points really differ, so a mix-up of rows would show
     assert resumed["pin.max_normal_force"].nunique() == 6
+
+
+def test_an_interrupted_sweep_leaves_its_finished_rows_readable(killed_and_resumed, uninterrupted):
+    _, manifest, _, _, _, partial = killed_and_resumed
+    finished = manifest["chunks"][0]["points"]
+    assert sorted(partial["point"]) == sorted(finished)
+    expected = uninterrupted.frame.set_index("point").loc[sorted(finished)].reset_index()
+    pd.testing.assert_frame_equal(partial.sort_values("point").reset_index(drop=True), expected, check_dtype=False)
+
+
+def test_the_resumed_partial_table_is_the_final_one(killed_and_resumed, uninterrupted):
+    out, resumed = killed_and_resumed[0], killed_and_resumed[4]
+    grown = pd.read_parquet(out / PARTIAL_RESULTS).sort_values("point").reset_index(drop=True)
+    pd.testing.assert_frame_equal(grown, resumed.frame, check_dtype=False)
+    pd.testing.assert_frame_equal(resumed.frame, uninterrupted.frame)
+    assert sorted(path.name for path in (out / PARTIAL_RESULTS).iterdir()) == [
+        f"part-{chunk['number']:05d}.parquet" for chunk in resumed.chunks]
 
 
 def test_resuming_a_changed_sweep_is_refused(config, killed_and_resumed):

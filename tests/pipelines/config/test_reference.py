@@ -25,6 +25,20 @@ def test_every_joint_type_has_a_section():
         assert f"`{kind}`" in page
 
 
+def test_every_pipeline_config_has_its_keys_documented():
+    """Each command's config schema has its section, with every key of its tables."""
+    from pipelines.bifurcation.schema import BifurcationConfig, BifurcationTable
+    from pipelines.wear.schema import WearConfig, WearTable
+
+    page = PAGE.read_text()
+    for command in ("sweep", "calibrate", "optimize", "wear", "bifurcation"):
+        assert f"`clearance {command} CONFIG`" in page
+    for table in (WearConfig, WearTable, BifurcationConfig, BifurcationTable):
+        for key in table.model_fields:
+            assert f"| `{key}` |" in page, key
+    assert "`wear`" in page and "`bifurcation.values`" in page
+
+
 def _pendulum(**joint_extra) -> dict:
     return {
         "dimension": 3, "materials": {"steel": {"youngs_modulus": "207 GPa", "poisson_ratio": 0.3}},
