@@ -23,6 +23,7 @@ from ..contact.normal import ContactLaw
 from ..contact.friction import FrictionLaw
 from ..contact.stiffness import hertz_pin_stiffness
 from ..geometry.worn import WornBore
+from ..window import MetricsWindow
 from .flexible import BeamChain, PointLoad
 from .interface import AbstractMechanism
 
@@ -158,6 +159,8 @@ class Mechanism(AbstractMechanism):
     # Flexible bodies (chains of rigid segments, model/mechanics/flexible.py) and point loads.
     beam_chains: tuple[BeamChain, ...] = ()
     loads: tuple[PointLoad, ...] = ()
+    # the metrics count t >= metrics_window.start(drivers) (s); model/window.py
+    metrics_window: MetricsWindow = eqx.field(default_factory=MetricsWindow)
 
     @property
     def num_bodies(self) -> int:
