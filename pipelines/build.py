@@ -139,6 +139,7 @@ def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | Spat
         initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
         initial_velocity_targets=velocity_targets(config, np.asarray(layout.positions).reshape(-1, 3)[:, :2], 2),
         initial_clearance=config.initial.clearance,
+        initial_deformation=config.initial.deformation,
         body_names=tuple(layout.names),
         clearance_names=tuple(name for name, _ in clearance),
         driver_names=tuple(d.name for d in config.drivers),

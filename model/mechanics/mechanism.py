@@ -151,6 +151,8 @@ class Mechanism(AbstractMechanism):
     initial_velocity_targets: Float[Array, " coords"] | None = None  # (vx, vy, omega) per body (m/s, rad/s)
     # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
     initial_clearance: str = eqx.field(static=True, default="configured")
+    # "undeformed": flexible bodies start straight; "static": in their static deflected shape
+    initial_deformation: str = eqx.field(static=True, default="undeformed")
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
     driver_names: tuple[str, ...] = eqx.field(static=True, default=())

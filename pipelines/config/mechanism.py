@@ -280,6 +280,12 @@ CLEARANCE_DESCRIPTION = (
     "(a spatial cylindrical joint: parallel to the bearing, without tilt); dry joints only"
 )
 
+DEFORMATION_DESCRIPTION = (
+    '"undeformed": every flexible body starts straight (its configured shape); "static": in its static deflected '
+    "shape at t = 0, the elastic forces balancing gravity, the applied loads and the inertia of the initial motion "
+    "(no element deformation accelerating); planar mechanisms"
+)
+
 
 def _velocity_branch(value: Any) -> str:
     return union_tag("mode") if isinstance(value, str) else union_tag("bodies")
@@ -295,11 +301,13 @@ def velocities_field(body_velocity: type[Section]) -> Any:
 
 
 class Initial(Section):
-    """The state at t = 0: velocities (from the drivers, zero or requested per body) and the
-    clearance joints' eccentricities (configured or quasi-static)."""
+    """The state at t = 0: velocities (from the drivers, zero or requested per body), the
+    clearance joints' eccentricities (configured or quasi-static) and the flexible bodies'
+    shape (undeformed or static)."""
 
     velocities: velocities_field(BodyVelocity) = Field("from_drivers", description=VELOCITIES_DESCRIPTION)
     clearance: Literal["configured", "static"] = Field("configured", description=CLEARANCE_DESCRIPTION)
+    deformation: Literal["undeformed", "static"] = Field("undeformed", description=DEFORMATION_DESCRIPTION)
 
     def requested_velocities(self) -> dict:
         """The table of requested body velocities (empty for a mode name)."""

@@ -206,6 +206,8 @@ def _with_initial(tmp_path: Path, config: str, initial: str) -> Path:
         ("flores_slider_crank.toml", '[initial.velocities.slider]\nvz = "1 m/s"', "initial.velocities.slider.vz"),
         ("flores_slider_crank.toml", '[initial]\nvelocities = "still"', "initial.velocities"),
         ("flores_lubricated.toml", '[initial]\nclearance = "static"', "initial.clearance"),
+        ("flores_slider_crank.toml", '[initial]\ndeformation = "bent"', "initial.deformation"),
+        ("flexible_cantilever_3d.toml", '[initial]\ndeformation = "static"', "initial.deformation"),
         ("double_link_clearance.toml", '[initial.velocities.link3]\nw = ["1 rad/s", "0 rad/s", "0 rad/s"]',
          "initial.velocities.link3"),
         ("double_link_clearance.toml", '[initial.velocities.link1]\nomega = "1 rad/s"', "initial.velocities.link1.omega"),
