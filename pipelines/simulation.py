@@ -162,6 +162,32 @@ def joint_regimes(mechanism, trajectory) -> dict:
     return data
 
 
+def velocity_projection(mechanism, trajectory) -> dict:
+    """``initial_velocity_projection``: how far the start's velocities ``v`` (the first output
+    sample) are from the requested ones ``v*`` (``initial_velocity_targets``; zero when none
+    were requested), in the kinetic-energy metric: ``change`` = ``1/2 (v - v*)^T M (v - v*)``
+    (J; ``M`` the mass matrix, rotational inertias included), ``requested`` =
+    ``1/2 v*^T M v*`` (J) and ``relative`` = ``sqrt(change / requested)`` (the share of the
+    requested motion the joints and drivers refused or added; null when nothing was
+    requested)."""
+    if mechanism.dimension == 2:
+        from model.mechanics.dynamics import kinetic_energy
+
+        start = trajectory.qd[0]
+        energy = lambda velocities: kinetic_energy(mechanism, velocities)  # noqa: E731
+    else:
+        from model.mechanics.spatial.dynamics import kinetic_energy
+
+        start = trajectory.v[0]
+        energy = lambda velocities: kinetic_energy(mechanism, trajectory.x[0], velocities)  # noqa: E731
+    targets = mechanism.initial_velocity_targets
+    targets = np.zeros(start.shape) if targets is None or mechanism.initial_velocities == "zero" else targets
+    change, requested = float(energy(start - targets)), float(energy(np.asarray(targets, float)))
+    return {"initial_velocity_projection": {
+        "change": change, "requested": requested,
+        "relative": float(np.sqrt(change / requested)) if requested > 0.0 else None}}
+
+
 def window_and_transients(mechanism, trajectory) -> dict:
     """``metrics_window`` (the ``[metrics]`` window the peaks count: ``skip`` in s,
     ``skip_revolutions``, and its ``start`` in s) and ``start_transient``
@@ -205,6 +231,7 @@ def summary(run: SimulationRun) -> dict:
     }
     data.update(joint_regimes(mechanism, trajectory))
     data.update(window_and_transients(mechanism, trajectory))
+    data.update(velocity_projection(mechanism, trajectory))
     data.update(flexible_summary(mechanism, run.flexible_columns, trajectory.t))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.ideal is not None:
