@@ -359,17 +359,19 @@ def seated(mechanism: Mechanism) -> Mechanism:
     return mechanism
 
 
-def deformation_accelerations(pinned: Mechanism, q, t=0.0) -> Float[Array, " rows"]:
+def deformation_accelerations(mechanism: Mechanism, q, t=0.0) -> Float[Array, " rows"]:
     """Second time derivatives of every flexible body's element deformations
-    (``d^2 eps / dt^2 = D qdd + (dD/dt) qd``, m/s^2 and rad/s^2) at positions ``q`` of the
-    mechanism ``pinned`` (clearance joints held ideal), moving with :func:`start_velocities`
-    (each flexible body with the rigid-body field of its frame) and accelerating as its
-    equations of motion say."""
+    (``d^2 eps / dt^2 = D qdd + (dD/dt) qd``, m/s^2 and rad/s^2) at positions ``q``, moving
+    with the start's velocities (:func:`start_velocities` of the mechanism with its
+    clearance joints held ideal: each flexible body with the rigid-body field of its frame)
+    and accelerating as the equations of motion of ``mechanism`` say: a clearance joint
+    pushes only where its journal touches (a centred journal leaves the body free there)."""
     t = jnp.asarray(t, q.dtype)
-    qd = start_velocities(pinned, q, t)
-    qdd = evaluate(pinned, t, State(q, qd, jnp.zeros((0,), q.dtype), jnp.zeros((), q.dtype))).qdd
+    qd = start_velocities(mechanism.idealised(with_offsets=True), q, t)
+    state = State(q, qd, _normal_rates(mechanism, q, qd), jnp.zeros((), q.dtype))
+    qdd = evaluate(mechanism, t, state).qdd
     rows = []
-    for chain in pinned.beam_chains:
+    for chain in mechanism.beam_chains:
         _, convective = jax.jvp(lambda q_: deformation_rate_rows(chain, q_) @ qd, (q,), (qd,))
         rows.append(deformation_rate_rows(chain, q) @ qdd + convective)
     return jnp.concatenate(rows)
@@ -378,9 +380,9 @@ def deformation_accelerations(pinned: Mechanism, q, t=0.0) -> Float[Array, " row
 def static_shape(mechanism: Mechanism, q) -> Float[Array, " coords"]:
     """Positions at which every flexible body is in its quasi-static deflected shape at
     ``t = 0``: the ideal joints satisfied (clearance joints held ideal at their initial
-    eccentricity) and no element deformation accelerating, under gravity, the applied loads
-    and the inertia of the initial (rigid-body) motion, so that the elastic forces balance
-    them. The unknowns are all coordinates; the joints fix each body's frame and the
+    eccentricity) and no element deformation accelerating (:func:`deformation_accelerations`)
+    under gravity, the applied loads, the contact forces at t = 0 and the inertia of the
+    initial (rigid-body) motion, so that the elastic forces balance them. The unknowns are all coordinates; the joints fix each body's frame and the
     deformation rows its shape. Gauss–Newton (``optimistix.GaussNewton``, minimum-norm steps)
     from ``q``, the undeformed assembly: the rigid motions the equations leave free move as
     little as they can.
@@ -389,7 +391,8 @@ def static_shape(mechanism: Mechanism, q) -> Float[Array, " coords"]:
     t = jnp.zeros((), q.dtype)
 
     def residual(q_, _):
-        return jnp.concatenate([constraints(pinned, q_, t), STATIC_SHAPE_SCALE * deformation_accelerations(pinned, q_, t)])
+        return jnp.concatenate([constraints(pinned, q_, t),
+                                STATIC_SHAPE_SCALE * deformation_accelerations(mechanism, q_, t)])
 
     solution = optx.least_squares(residual, optx.GaussNewton(rtol=1e-12, atol=1e-14), q,
                                   max_steps=STATIC_SHAPE_STEPS, throw=False)
