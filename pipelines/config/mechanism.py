@@ -315,10 +315,10 @@ class Initial(Section):
 
 
 class Metrics(Section):
-    """The time window of the summary metrics: every peak, count and share over
-    ``t >= skip + skip_revolutions * 2 pi / |omega|`` (``omega``: the first constant-speed
-    driver's speed), so that a start transient can be left out; the first impact is the
-    run's first whatever the window (docs/metrics.md)."""
+    """The time window of the summary metrics: every peak, impact count and contact fraction
+    over ``t >= skip + skip_revolutions * 2 pi / |omega|`` (``omega``: the first
+    constant-speed driver's speed), so that a start transient can be left out; the first
+    impact is the run's first and the regime shares cover the whole run (docs/metrics.md)."""
 
     skip: NonNegativeTime = Field(0.0, description="the metrics leave out t < skip (s); 0: the whole run")
     skip_revolutions: NonNegativeNumber = Field(
