@@ -2,6 +2,7 @@
 known: a periodic force with and without impacts at its start, a journal that leaves its
 bearing for good, and bumps too small to count."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -23,9 +24,8 @@ def _bumps(heights, times, width=2e-3):
 
 
 def _found(*forces):
-    """The transients of two joints' forces (one shape for every test: eager operations
-    compile once)."""
-    return model.start_transient(jnp.asarray(T), jnp.asarray(np.stack(forces, axis=1)))
+    """The transients of two joints' forces (one shape for every test: one compile)."""
+    return jax.jit(model.start_transient)(jnp.asarray(T), jnp.asarray(np.stack(forces, axis=1)))
 
 
 def test_impacts_at_the_start_of_a_periodic_force_are_a_transient_that_ends_after_the_last():
