@@ -96,7 +96,7 @@ def test_restitution_held_wrong_is_a_misfit_not_a_fit_of_the_free_fall(tmp_path)
     (tmp_path / "drop.toml").write_text(DROP)
     config = tmp_path / "calibration.toml"
     config.write_text(CALIBRATION)
-    frame, _ = synthesize(config, {"joints.top.contact.restitution": 0.8}, noise_fraction=0.01, seed=3,
+    frame, _ = synthesize(config, {"joints.top.contact.restitution": 0.8}, 0.01, 3,
                           overrides=('simulation.solver="dopri8"', "simulation.rtol=1e-9", "simulation.atol=1e-12"))
     frame.to_csv(tmp_path / "measured.csv", index=False)
     status = main(["calibrate", str(config), "--out", str(tmp_path / "out"), "--no-progress",
