@@ -94,4 +94,7 @@ from .mechanics import kinetic_energy as kinetic_energy
 from .mechanics import vector_field as vector_field
 from .metrics import Regime as Regime
 from .metrics import regimes as regimes
+from .metrics import StartTransient as StartTransient
+from .metrics import start_transient as start_transient
 from .metrics import summary_metrics as summary_metrics
+from .window import MetricsWindow as MetricsWindow

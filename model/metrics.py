@@ -9,13 +9,19 @@ come from its :class:`~model.integrate.peaks.Peaks`, reduced over the solver's a
 steps (``docs/metrics.md``), so they do not depend on ``output_interval``. For a
 trajectory without peaks (states from another integrator) they come from the output
 samples, where events shorter than the output interval can be missed.
+
+Every metric but the first impact counts only the window ``t >= start`` of the mechanism's
+:meth:`~model.mechanics.interface.AbstractMechanism.metrics_start` (``[metrics] skip``;
+0 by default, the whole run), so a start transient can be left out of the peaks; the
+contact fraction is over the window's duration. :func:`start_transient` says whether a run
+has one.
 """
 
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float
 
 from .mechanics.interface import AbstractMechanism
 from .mechanics.mechanism import Mechanism
@@ -99,12 +105,23 @@ def regimes(mechanism: Mechanism, trajectory: Trajectory) -> Regime:
     return Regime(*(jnp.stack(column) for column in zip(*shares)))
 
 
+def window_duration(t: Float[Array, " times"], start) -> Float[Array, ""]:
+    """Time (s) from the window's ``start`` (or the first output time, if later) to the end."""
+    return t[-1] - jnp.clip(start, t[0], t[-1])
+
+
+def _reached(value):
+    """A maximum of the window, NaN where the window held no sample (``-inf``)."""
+    return jnp.where(jnp.isfinite(value), value, jnp.nan)
+
+
 def peak_joint_metrics(peaks: Peaks, duration, k: int) -> dict[str, Array]:
-    """Joint ``k``'s metrics from the step-wise peaks (``duration``: simulated time, s)."""
+    """Joint ``k``'s metrics from the step-wise peaks (``duration``: the window's time, s,
+    :func:`window_duration`)."""
     found = jnp.isfinite(peaks.first_impact_time[k])
     return {
-        "max_normal_force": peaks.max_normal_force[k],
-        "max_penetration": peaks.max_penetration[k],
+        "max_normal_force": _reached(peaks.max_normal_force[k]),
+        "max_penetration": _reached(peaks.max_penetration[k]),
         "first_impact_time": jnp.where(found, peaks.first_impact_time[k], jnp.nan),
         "first_impact_velocity": jnp.where(found, peaks.first_impact_velocity[k], jnp.nan),
         "num_impacts": peaks.num_impacts[k],
@@ -112,16 +129,19 @@ def peak_joint_metrics(peaks: Peaks, duration, k: int) -> dict[str, Array]:
     }
 
 
-def sampled_joint_metrics(t, penetration, normal_force, impact_memory) -> dict[str, Array]:
-    """One joint's metrics from output samples (for states without step-wise peaks)."""
+def sampled_joint_metrics(t, penetration, normal_force, impact_memory, start=0.0) -> dict[str, Array]:
+    """One joint's metrics from output samples (for states without step-wise peaks), over
+    the samples at ``t >= start`` (s); the first impact over all samples."""
     time, speed = _first_impact(t, penetration, impact_memory)
+    counted = t >= start
+    count = jnp.maximum(jnp.sum(counted), 1)
     return {
-        "max_normal_force": jnp.max(normal_force),
-        "max_penetration": jnp.max(penetration),
+        "max_normal_force": _reached(jnp.max(jnp.where(counted, normal_force, -jnp.inf))),
+        "max_penetration": _reached(jnp.max(jnp.where(counted, penetration, -jnp.inf))),
         "first_impact_time": time,
         "first_impact_velocity": speed,
-        "num_impacts": jnp.sum(contact_onsets(penetration)),
-        "contact_fraction": jnp.mean(penetration > 0.0),
+        "num_impacts": jnp.sum(contact_onsets(jnp.where(counted, penetration, -1.0))),
+        "contact_fraction": jnp.sum(counted & (penetration > 0.0)) / count,
     }
 
 
@@ -136,12 +156,13 @@ def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array
     metrics = {}
     for k, name in enumerate(mechanism.clearance_names):
         if trajectory.peaks is not None:
-            duration = trajectory.t[-1] - trajectory.t[0]
+            duration = window_duration(trajectory.t, trajectory.peaks.window_start)
             peaks = peak_joint_metrics(trajectory.peaks, duration, k)
             metrics.update({f"{name}.{key}": value for key, value in peaks.items()})
             continue
         sampled = sampled_joint_metrics(
-            trajectory.t, trajectory.penetration[:, k], trajectory.normal_force[:, k], trajectory.impact_memory[:, k]
+            trajectory.t, trajectory.penetration[:, k], trajectory.normal_force[:, k], trajectory.impact_memory[:, k],
+            mechanism.metrics_start(),
         )
         metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
     metrics.update(body_metrics(mechanism, trajectory))
@@ -153,15 +174,53 @@ def body_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
     a flexible body's from the acceleration of its segments' centre of mass (its segments
     ``B[k]`` have their own). From the step-wise peaks when the trajectory has them (the
     accelerations over each accepted step: the field at its ends, the interpolant's
-    derivative inside, :mod:`model.integrate.peaks`), else from the output samples."""
+    derivative inside, :mod:`model.integrate.peaks`), else from the output samples; over
+    the metrics' window."""
     names = list(mechanism.body_names) + [chain.name for chain in mechanism.beam_chains]
     if trajectory.peaks is not None:
-        peaks = trajectory.peaks.max_abs_acceleration
+        peaks = _reached(trajectory.peaks.max_abs_acceleration)
     else:
         reported = jax.vmap(lambda accelerations: with_flexible_bodies(mechanism, accelerations))
-        peaks = jnp.max(jnp.abs(reported(trajectory.body_accelerations)), axis=0)
+        counted = trajectory.t >= mechanism.metrics_start()
+        magnitudes = jnp.where(counted[:, None, None], jnp.abs(reported(trajectory.body_accelerations)), -jnp.inf)
+        peaks = _reached(jnp.max(magnitudes, axis=0))
     return {
         f"{name}.max_abs_a{axis}": peaks[b, index]
         for b, name in enumerate(names)
         for index, axis in enumerate(AXES[: mechanism.dimension])
     }
+
+
+# A start transient: contact forces above this multiple of the largest force of the later
+# half of the run (docs/metrics.md, "Start transients").
+TRANSIENT_FACTOR = 2.0
+
+
+class StartTransient(NamedTuple):
+    """Per clearance joint: whether the run starts with a transient, when it ends (s, NaN
+    when none), the run's largest sampled contact force and the later half's (N)."""
+
+    detected: Bool[Array, " joints"]
+    end_time: Float[Array, " joints"]
+    peak: Float[Array, " joints"]
+    later_peak: Float[Array, " joints"]
+
+
+def start_transient(t: Float[Array, " times"], normal_force: Float[Array, "times joints"]) -> StartTransient:
+    """Start transients of each clearance joint, from the output samples of its contact
+    force (N) at times ``t`` (s).
+
+    The later half of the run (``t >= (t_0 + t_end)/2``) is taken as the settled motion,
+    steady or periodic; its largest force is ``F_late``. A joint has a start transient when
+    some sample exceeds ``TRANSIENT_FACTOR * F_late`` (any contact at all where
+    ``F_late = 0``); the transient ends at the output time after the last such sample.
+    Every such sample lies in the first half, so a transient is found when it has died
+    down within half the run.
+    """
+    later = t >= 0.5 * (t[0] + t[-1])
+    late_peak = jnp.max(jnp.where(later[:, None], normal_force, 0.0), axis=0)
+    above = (normal_force > TRANSIENT_FACTOR * late_peak) & (normal_force > 0.0)
+    detected = jnp.any(above, axis=0)
+    last = t.size - 1 - jnp.argmax(above[::-1], axis=0)
+    end_time = t[jnp.minimum(last + 1, t.size - 1)]
+    return StartTransient(detected, jnp.where(detected, end_time, jnp.nan), jnp.max(normal_force, axis=0), late_peak)

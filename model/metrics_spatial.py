@@ -10,7 +10,7 @@ from jaxtyping import Array
 
 from .integrate.trajectory import SpatialTrajectory
 from .mechanics.spatial import SpatialMechanism
-from .metrics import body_metric_dimensions, body_metrics, peak_joint_metrics, sampled_joint_metrics
+from .metrics import body_metric_dimensions, body_metrics, peak_joint_metrics, sampled_joint_metrics, window_duration
 
 SPATIAL_BODY_METRICS = body_metric_dimensions(3)
 
@@ -23,7 +23,8 @@ def _sampled(mechanism: SpatialMechanism, trajectory: SpatialTrajectory) -> dict
         slots = trajectory.slice_penetration[:, start : start + size]
         first_slot = jnp.argmax(jnp.any(slots > 0.0, axis=0) * (1.0 + jnp.max(slots, axis=0)))
         sampled = sampled_joint_metrics(
-            trajectory.t, penetration, trajectory.normal_force[:, k], trajectory.impact_memory[:, start + first_slot]
+            trajectory.t, penetration, trajectory.normal_force[:, k], trajectory.impact_memory[:, start + first_slot],
+            mechanism.metrics_start(),
         )
         metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
         start += size
@@ -35,7 +36,7 @@ def spatial_summary_metrics(mechanism: SpatialMechanism, trajectory: SpatialTraj
     if trajectory.peaks is None:
         metrics = _sampled(mechanism, trajectory)
     else:
-        duration = trajectory.t[-1] - trajectory.t[0]
+        duration = window_duration(trajectory.t, trajectory.peaks.window_start)
         metrics = {f"{name}.{key}": value for k, name in enumerate(mechanism.clearance_names)
                    for key, value in peak_joint_metrics(trajectory.peaks, duration, k).items()}
     metrics.update(body_metrics(mechanism, trajectory))

@@ -33,6 +33,7 @@ from model.mechanics.spatial import SpatialMechanism
 from .build_flexible import beam_chains, body_layout, point_loads, velocity_targets
 from .build_friction import build_friction
 from .build_lubrication import build_lubrication
+from .build_window import metrics_window
 from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
 from .config import MechanismConfig
 from .config.spatial import SpatialConfig
@@ -138,6 +139,7 @@ def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | Spat
         initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
         initial_velocity_targets=velocity_targets(config, np.asarray(layout.positions).reshape(-1, 3)[:, :2], 2),
         initial_clearance=config.initial.clearance,
+        initial_deformation=config.initial.deformation,
         body_names=tuple(layout.names),
         clearance_names=tuple(name for name, _ in clearance),
         driver_names=tuple(d.name for d in config.drivers),
@@ -145,6 +147,7 @@ def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | Spat
                           for joint in config.joints if joint.type == kind),
         beam_chains=beam_chains(config, layout),
         loads=point_loads(config, layout),
+        metrics_window=metrics_window(config),
     )
 
 

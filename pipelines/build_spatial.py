@@ -30,6 +30,7 @@ from model.mechanics.segmentation import (
 from .build_flexible import velocity_targets
 from .build_friction import build_friction
 from .build_lubrication import build_lubrication
+from .build_window import metrics_window
 from .config.spatial import SpatialConfig
 from .errors import ConfigError
 from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
@@ -212,7 +213,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
         initial_velocity_targets=velocity_targets(config, np.stack(layout.positions)[:, :3], 3),
         initial_clearance=config.initial.clearance, body_names=tuple(layout.names),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
-        driver_names=tuple(d["name"] for d in config.drivers))
+        driver_names=tuple(d["name"] for d in config.drivers), metrics_window=metrics_window(config))
     return _with_ideal_rows(_check_redundancy(config, mechanism))
 
 

@@ -136,14 +136,16 @@ def _spatial_columns(mechanism, trajectory) -> dict[str, Array]:
     return columns
 
 
-def flexible_summary(mechanism: AbstractMechanism, columns: dict[str, np.ndarray]) -> dict[str, float]:
-    """``B.max_abs_deflection`` (m), ``B.max_abs_bending_moment`` (N m), ``B.max_abs_axial_force`` (N)."""
+def flexible_summary(mechanism: AbstractMechanism, columns: dict[str, np.ndarray], t) -> dict[str, float]:
+    """``B.max_abs_deflection`` (m), ``B.max_abs_bending_moment`` (N m), ``B.max_abs_axial_force`` (N),
+    over the output samples at times ``t`` (s) in the metrics' window (``t >= mechanism.metrics_start()``)."""
     summary: dict[str, float] = {}
+    counted = np.asarray(t) >= float(mechanism.metrics_start())
     for chain in mechanism.beam_chains:
         name, elements = chain.name, range(len(chain.segments) - 1)
-        summary[f"{name}.max_abs_deflection"] = float(np.max(np.abs(columns[f"{name}.deflection"])))
+        summary[f"{name}.max_abs_deflection"] = float(np.max(np.abs(columns[f"{name}.deflection"][counted])))
         for kind in ("bending_moment", "axial_force"):
-            peaks = [np.max(np.abs(columns[f"{name}.{kind}_{k}"])) for k in elements]
+            peaks = [np.max(np.abs(columns[f"{name}.{kind}_{k}"][counted])) for k in elements]
             summary[f"{name}.max_abs_{kind}"] = float(max(peaks, default=0.0))
     return summary
 

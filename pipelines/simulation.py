@@ -144,8 +144,9 @@ def joint_regimes(mechanism, trajectory) -> dict:
     """Per clearance joint ``J`` of a planar or spatial run: ``J.regime`` (shares of the
     output samples in free flight, impact and continuous contact, :func:`model.regimes`),
     ``J.contact_period_estimate`` (s, :func:`model.contact_periods`) and
-    ``J.max_penetration_over_clearance``."""
+    ``J.max_penetration_over_clearance`` (over the metrics' window)."""
     regime = model.regimes(mechanism, trajectory)
+    counted = np.asarray(trajectory.t) >= float(mechanism.metrics_start())
     periods = model.contact_periods(mechanism)
     data: dict = {}
     for k, name in enumerate(mechanism.clearance_names):
@@ -156,9 +157,60 @@ def joint_regimes(mechanism, trajectory) -> dict:
         }
         data[f"{name}.contact_period_estimate"] = float(periods[k])
         data[f"{name}.max_penetration_over_clearance"] = float(
-            np.max(np.asarray(trajectory.penetration[:, k])) / float(mechanism.clearance_joints[k].clearance)
+            np.max(np.asarray(trajectory.penetration[:, k])[counted]) / float(mechanism.clearance_joints[k].clearance)
         )
     return data
+
+
+def velocity_projection(mechanism, trajectory) -> dict:
+    """``initial_velocity_projection``: how far the start's velocities ``v`` (the first output
+    sample) are from the requested ones ``v*`` (``initial_velocity_targets``; zero when none
+    were requested), in the kinetic-energy metric: ``change`` = ``1/2 (v - v*)^T M (v - v*)``
+    (J; ``M`` the mass matrix, rotational inertias included), ``requested`` =
+    ``1/2 v*^T M v*`` (J) and ``relative`` = ``sqrt(change / requested)`` (the share of the
+    requested motion the joints and drivers refused or added; null when nothing was
+    requested)."""
+    if mechanism.dimension == 2:
+        from model.mechanics.dynamics import kinetic_energy
+
+        start = trajectory.qd[0]
+        energy = lambda velocities: kinetic_energy(mechanism, velocities)  # noqa: E731
+    else:
+        from model.mechanics.spatial.dynamics import kinetic_energy
+
+        start = trajectory.v[0]
+        energy = lambda velocities: kinetic_energy(mechanism, trajectory.x[0], velocities)  # noqa: E731
+    targets = mechanism.initial_velocity_targets
+    targets = np.zeros(start.shape) if targets is None or mechanism.initial_velocities == "zero" else targets
+    change, requested = float(energy(start - targets)), float(energy(np.asarray(targets, float)))
+    return {"initial_velocity_projection": {
+        "change": change, "requested": requested,
+        "relative": float(np.sqrt(change / requested)) if requested > 0.0 else None}}
+
+
+def window_and_transients(mechanism, trajectory) -> dict:
+    """``metrics_window`` (the ``[metrics]`` window the peaks count: ``skip`` in s,
+    ``skip_revolutions``, and its ``start`` in s) and ``start_transient``
+    (:func:`model.start_transient` per clearance joint, from the output samples, and whether
+    the window leaves each transient out) of a planar or spatial run."""
+    window = mechanism.metrics_window
+    start = float(mechanism.metrics_start())
+    found = model.start_transient(trajectory.t, trajectory.normal_force)
+    joints = {}
+    for k, name in enumerate(mechanism.clearance_names):
+        detected = bool(found.detected[k])
+        end = float(found.end_time[k]) if detected else None
+        joints[name] = {"detected": detected, "end_time": end, "peak": float(found.peak[k]),
+                        "later_peak": float(found.later_peak[k]),
+                        "excluded": detected and start >= end}
+    ends = [joint["end_time"] for joint in joints.values() if joint["detected"]]
+    return {
+        "metrics_window": {"skip": float(window.skip), "skip_revolutions": float(window.revolutions), "start": start},
+        "start_transient": {"detected": bool(ends), "end_time": max(ends) if ends else None,
+                            "excluded": bool(ends) and all(joint["excluded"] for joint in joints.values()
+                                                           if joint["detected"]),
+                            "joints": joints},
+    }
 
 
 def summary(run: SimulationRun) -> dict:
@@ -178,7 +230,9 @@ def summary(run: SimulationRun) -> dict:
         "dtmax": run.settings.dtmax,
     }
     data.update(joint_regimes(mechanism, trajectory))
-    data.update(flexible_summary(mechanism, run.flexible_columns))
+    data.update(window_and_transients(mechanism, trajectory))
+    data.update(velocity_projection(mechanism, trajectory))
+    data.update(flexible_summary(mechanism, run.flexible_columns, trajectory.t))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.ideal is not None:
         data["ideal"] = {

@@ -28,7 +28,8 @@ from .build_spatial import SpatialLayout, build_spatial
 from .flexible_outputs import flexible_arrays, flexible_summary
 from .config.spatial import SpatialConfig
 from .errors import ConfigError
-from .simulation import ANGLE_TOLERANCE, POSITION_TOLERANCE, PROJECTION_WARNING, joint_regimes
+from .simulation import (ANGLE_TOLERANCE, POSITION_TOLERANCE, PROJECTION_WARNING, joint_regimes, velocity_projection,
+                         window_and_transients)
 
 
 @dataclass
@@ -177,9 +178,11 @@ def spatial_summary(run: SpatialRun) -> dict:
                       "compile_seconds": run.compile_seconds, "run_seconds": run.run_seconds,
                       "rtol": run.settings.rtol, "atol": run.settings.atol, "dtmax": run.settings.dtmax}
     data.update(joint_regimes(run.mechanism, trajectory))
+    data.update(window_and_transients(run.mechanism, trajectory))
+    data.update(velocity_projection(run.mechanism, trajectory))
     data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
     if run.mechanism.beam_chains:
-        data.update(flexible_summary(run.mechanism, run.flexible_columns))
+        data.update(flexible_summary(run.mechanism, run.flexible_columns, trajectory.t))
     if run.ideal is not None:
         data["ideal"] = {n: float(v) for n, v in spatial_summary_metrics(run.ideal_mechanism, run.ideal).items()}
         data["ideal"]["max_constraint_violation"] = float(np.max(np.asarray(run.ideal.constraint_violation)))

@@ -24,6 +24,15 @@ over the same samples: at the step's ends from the state derivative the solver k
 there (:func:`end_rate`), inside from the interpolant's derivative, the largest sample
 refined by the vertex of the parabola through it and its neighbours.
 
+**Window.** Only ``t >= start`` counts, ``start`` the mechanism's
+:meth:`~model.mechanics.interface.AbstractMechanism.metrics_start` (0 unless a config's
+``[metrics]`` sets it; :mod:`model.window`), carried in :class:`Peaks` as a value, so each
+point of a batch has its own: the maxima (contact and accelerations) keep the samples and
+vertices at ``t >= start``, an onset counts when its later sample is at ``t >= start`` (a
+joint in contact at ``start`` counts one, as at ``t = 0``), and the time in contact adds
+each sub-interval's share after ``start``. The first impact is the run's first, whatever
+the window.
+
 Pure JAX: ``jit``, ``vmap`` and forward- and reverse-mode derivatives go through it (divisions
 are guarded by the double-``where``).
 """
@@ -50,7 +59,7 @@ class Peaks(eqx.Module):
     """Running per-joint reductions of a solve (SI units; clearance joints on the last axis).
 
     ``first_impact_time`` is ``inf`` (and ``first_impact_velocity`` ``nan``) until a joint
-    first closes.
+    first closes. The maxima are ``-inf`` while the step has not reached ``window_start``.
     """
 
     max_normal_force: Float[Array, " joints"]  # N
@@ -67,6 +76,8 @@ class Peaks(eqx.Module):
     max_abs_acceleration: Float[Array, "bodies axes"]
     # the accelerations at the end of the last accepted step, the next step's first sample
     end_accelerations: Float[Array, "bodies axes"]
+    # s, the start of the window the reductions count (AbstractMechanism.metrics_start)
+    window_start: Float[Array, ""]
 
 
 def contact_values(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
@@ -117,18 +128,21 @@ def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], 
         initial_rate = mechanism.flat_vector_field(t0, flat_state)
     initial_accelerations = reported_accelerations(mechanism, initial_rate)
     t0 = jnp.asarray(t0, flat_state.dtype)
+    window_start = jnp.asarray(mechanism.metrics_start(), flat_state.dtype)
+    counted = t0 >= window_start
     penetration, rate, force = contact_values(mechanism, flat_state)
     touching = penetration > 0.0
     return Peaks(
-        max_normal_force=force,
-        max_penetration=penetration,
+        max_normal_force=jnp.where(counted, force, -jnp.inf),
+        max_penetration=jnp.where(counted, penetration, -jnp.inf),
         first_impact_time=jnp.where(touching, t0, jnp.inf),
         first_impact_velocity=jnp.where(touching, rate, jnp.nan),
-        num_impacts=touching.astype(flat_state.dtype),
+        num_impacts=(touching & counted).astype(flat_state.dtype),
         contact_time=jnp.zeros_like(penetration),
         end_values=jnp.stack([penetration, rate, force]),
-        max_abs_acceleration=jnp.abs(initial_accelerations),
+        max_abs_acceleration=jnp.where(counted, jnp.abs(initial_accelerations), -jnp.inf),
         end_accelerations=initial_accelerations,
+        window_start=window_start,
     )
 
 
@@ -148,17 +162,30 @@ def _parabola_vertex(samples: Float[Array, " s"]) -> tuple[Float[Array, ""], Flo
     return centre + offset, middle + 0.5 * offset * (right - left) + 0.5 * offset**2 * curvature
 
 
+def _in_window(values: Float[Array, "s ..."], counted: Float[Array, " s"]) -> Float[Array, "s ..."]:
+    """``values`` (samples on the first axis) with those outside the window at ``-inf``."""
+    return jnp.where(counted.reshape((-1,) + (1,) * (values.ndim - 1)), values, -jnp.inf)
+
+
+def _vertex_in_window(fraction, top, t0, h, window_start):
+    """A parabola's vertex value ``top`` where its time (``fraction`` of the samples of a
+    step ``[t0, t0 + h]``) is in the window, else ``-inf``."""
+    return jnp.where(t0 + fraction / SUBDIVISIONS * h >= window_start, top, -jnp.inf)
+
+
 def _acceleration_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, times, rate_at_end) -> dict:
     """The acceleration fields of :class:`Peaks` after a step sampled at ``times``: the
     ends' accelerations are exact (the field there), the inner samples' the interpolant's
     derivative; the largest sample of each component is refined by the parabola through it
-    and its neighbours."""
+    and its neighbours. Samples and vertices before the window's start do not count."""
     inner = jax.vmap(lambda t: reported_accelerations(mechanism, interpolation.derivative(t)))(times[1:-1])
     at_end = reported_accelerations(mechanism, rate_at_end)
     samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], inner, at_end[None]]))
     flat = samples.reshape(samples.shape[0], -1)
-    _, tops = jax.vmap(_parabola_vertex, in_axes=1)(flat)
-    step_peak = jnp.maximum(jnp.max(flat, axis=0), tops).reshape(at_end.shape)
+    fractions, tops = jax.vmap(_parabola_vertex, in_axes=1)(flat)
+    counted = times >= peaks.window_start
+    tops = _vertex_in_window(fractions, tops, times[0], times[-1] - times[0], peaks.window_start)
+    step_peak = jnp.maximum(jnp.max(_in_window(flat, counted), axis=0), tops).reshape(at_end.shape)
     return dict(max_abs_acceleration=jnp.maximum(peaks.max_abs_acceleration, step_peak), end_accelerations=at_end)
 
 
@@ -177,6 +204,7 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     at = lambda t: contact_values(mechanism, interpolation.evaluate(t))  # noqa: E731
     values = jnp.concatenate([peaks.end_values[None], jax.vmap(at)(times[1:])])  # [s, 3, joints]
     penetration, force = values[:, 0, :], values[:, 2, :]
+    counted = times >= peaks.window_start
 
     # A vertex can raise a maximum only where the parabola through the samples peaks inside
     # the step above both its samples and the running maximum; on the other steps (nearly
@@ -186,18 +214,26 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     count = force.shape[1]
     samples = jnp.concatenate([force, penetration], axis=1)
     vertices, parabola_tops = jax.vmap(_parabola_vertex, in_axes=1)(samples)
-    running = jnp.maximum(jnp.concatenate([peaks.max_normal_force, peaks.max_penetration]), jnp.max(samples, axis=0))
+    windowed = _in_window(samples, counted)
+    running = jnp.maximum(jnp.concatenate([peaks.max_normal_force, peaks.max_penetration]), jnp.max(windowed, axis=0))
+    in_window = t0 + vertices / SUBDIVISIONS * h >= peaks.window_start
 
     def refine(vertices):  # both maxima's vertices in one batched evaluation
         at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
-        return jnp.diagonal(at_vertices[:count, 2, :]), jnp.diagonal(at_vertices[count:, 0, :])
+        refined = jnp.concatenate([jnp.diagonal(at_vertices[:count, 2, :]), jnp.diagonal(at_vertices[count:, 0, :])])
+        refined = jnp.where(in_window, refined, -jnp.inf)
+        return refined[:count], refined[count:]
 
     vertex_force, vertex_penetration = jax.lax.cond(
-        unvmap_any(jnp.any(parabola_tops > running)), refine,
+        unvmap_any(jnp.any((parabola_tops > running) & in_window)), refine,
         lambda vertices: (jnp.full(count, -jnp.inf, h.dtype), jnp.full(count, -jnp.inf, h.dtype)), vertices)
-    refined_force = jnp.maximum(jnp.max(force, axis=0), vertex_force)
-    refined_penetration = jnp.maximum(jnp.max(penetration, axis=0), vertex_penetration)
+    refined_force = jnp.maximum(jnp.max(windowed[:, :count], axis=0), vertex_force)
+    refined_penetration = jnp.maximum(jnp.max(windowed[:, count:], axis=0), vertex_penetration)
 
+    # an onset counts when its later sample is in the window; a sample before the window
+    # reads as open, so a joint in contact at the window's start counts one impact there
+    counted_penetration = jnp.where(counted[:, None], penetration, -jnp.inf)
+    window_onsets = (counted_penetration[:-1] <= 0.0) & (counted_penetration[1:] > 0.0)
     onsets = (penetration[:-1] <= 0.0) & (penetration[1:] > 0.0)  # [subdivisions, joints]
     first_onset = jnp.argmax(onsets, axis=0)
     joints = jnp.arange(penetration.shape[1])
@@ -227,14 +263,17 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     span = jnp.abs(penetration[1:] - penetration[:-1])
     contact_share = jnp.where((penetration[:-1] > 0.0) & (penetration[1:] > 0.0), 1.0,
                               _safe_divide(positive[:-1] + positive[1:], span))
+    # each sub-interval's share after the window's start
+    window_share = jnp.clip(_safe_divide(times[1:] - peaks.window_start, h / SUBDIVISIONS), 0.0, 1.0)
     return Peaks(
         max_normal_force=jnp.maximum(peaks.max_normal_force, refined_force),
         max_penetration=jnp.maximum(peaks.max_penetration, refined_penetration),
         first_impact_time=jnp.where(new_impact, onset_time, peaks.first_impact_time),
         first_impact_velocity=jnp.where(new_impact, onset_rate, peaks.first_impact_velocity),
-        num_impacts=peaks.num_impacts + jnp.sum(onsets, axis=0),
-        contact_time=peaks.contact_time + jnp.sum(contact_share, axis=0) * h / SUBDIVISIONS,
+        num_impacts=peaks.num_impacts + jnp.sum(window_onsets, axis=0),
+        contact_time=peaks.contact_time + jnp.sum(window_share[:, None] * contact_share, axis=0) * h / SUBDIVISIONS,
         end_values=values[-1],
+        window_start=peaks.window_start,
         **accelerations,
     )
 

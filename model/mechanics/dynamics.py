@@ -359,17 +359,68 @@ def seated(mechanism: Mechanism) -> Mechanism:
     return mechanism
 
 
+def deformation_accelerations(mechanism: Mechanism, q, t=0.0) -> Float[Array, " rows"]:
+    """Second time derivatives of every flexible body's element deformations
+    (``d^2 eps / dt^2 = D qdd + (dD/dt) qd``, m/s^2 and rad/s^2) at positions ``q``, moving
+    with the start's velocities (:func:`start_velocities` of the mechanism with its
+    clearance joints held ideal: each flexible body with the rigid-body field of its frame)
+    and accelerating as the equations of motion of ``mechanism`` say: a clearance joint
+    pushes only where its journal touches (a centred journal leaves the body free there)."""
+    t = jnp.asarray(t, q.dtype)
+    qd = start_velocities(mechanism.idealised(with_offsets=True), q, t)
+    state = State(q, qd, _normal_rates(mechanism, q, qd), jnp.zeros((), q.dtype))
+    qdd = evaluate(mechanism, t, state).qdd
+    rows = []
+    for chain in mechanism.beam_chains:
+        _, convective = jax.jvp(lambda q_: deformation_rate_rows(chain, q_) @ qd, (q,), (qd,))
+        rows.append(deformation_rate_rows(chain, q) @ qdd + convective)
+    return jnp.concatenate(rows)
+
+
+def static_shape(mechanism: Mechanism, q) -> Float[Array, " coords"]:
+    """Positions at which every flexible body is in its quasi-static deflected shape at
+    ``t = 0``: the ideal joints satisfied (clearance joints held ideal at their initial
+    eccentricity) and no element deformation accelerating (:func:`deformation_accelerations`)
+    under gravity, the applied loads, the contact forces at t = 0 and the inertia of the
+    initial (rigid-body) motion, so that the elastic forces balance them. The unknowns are all coordinates; the joints fix each body's frame and the
+    deformation rows its shape. Gauss–Newton (``optimistix.GaussNewton``, minimum-norm steps)
+    from ``q``, the undeformed assembly: the rigid motions the equations leave free move as
+    little as they can.
+    """
+    pinned = mechanism.idealised(with_offsets=True)
+    t = jnp.zeros((), q.dtype)
+
+    def residual(q_, _):
+        return jnp.concatenate([constraints(pinned, q_, t),
+                                STATIC_SHAPE_SCALE * deformation_accelerations(mechanism, q_, t)])
+
+    solution = optx.least_squares(residual, optx.GaussNewton(rtol=1e-12, atol=1e-14), q,
+                                  max_steps=STATIC_SHAPE_STEPS, throw=False)
+    return solution.value
+
+
+# Gauss–Newton steps of the static shape at most (the elastic chain is linear up to its
+# geometric terms: a few steps), and the weight (s^2) of its acceleration rows against the
+# constraint rows (m, rad): an acceleration of 1 m/s^2 counts as 1 mm.
+STATIC_SHAPE_STEPS = 16
+STATIC_SHAPE_SCALE = 1e-3
+
+
 def initial_state(mechanism: Mechanism) -> State:
     """Consistent initial state of ``mechanism`` at ``t = 0``.
 
     Positions: the configured ones, projected onto the constraints of the mechanism with
     each clearance joint held ideal at its initial eccentricity (with
-    ``initial_clearance = "static"`` first moved to its quasi-static seat, :func:`seated`).
+    ``initial_clearance = "static"`` first moved to its quasi-static seat, :func:`seated`;
+    with ``initial_deformation = "static"`` every flexible body in its static deflected
+    shape, :func:`static_shape`).
     Velocities: :func:`start_velocities` for that same constraint set. The impact memory
     starts at the current normal rate (``model/contact/memory.py``).
     """
     if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
         mechanism = seated(mechanism)
+    if mechanism.initial_deformation == "static" and mechanism.beam_chains:
+        mechanism = dataclasses.replace(mechanism, initial_positions=static_shape(mechanism, mechanism.initial_positions))
     _, q0, qd0 = _ideal_start(mechanism, mechanism.initial_positions)
     return State(q0, qd0, _normal_rates(mechanism, q0, qd0), jnp.zeros((), q0.dtype))
 

@@ -7,8 +7,9 @@ planar :class:`~model.mechanics.mechanism.Mechanism` and the spatial
 :class:`~model.mechanics.spatial.SpatialMechanism`.
 
 A mechanism also carries, as fields or properties used by the integrators:
-``masses`` (kg, per body), ``clearance_joints`` (each with ``bodies``, ``clearance``,
-``contact`` and ``stiffness()``), and the names ``body_names``, ``clearance_names``.
+``masses`` (kg, per body), ``drivers``, ``metrics_window`` (the time window of the summary
+metrics), ``clearance_joints`` (each with ``bodies``, ``clearance``, ``contact`` and
+``stiffness()``), and the names ``body_names``, ``clearance_names``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ class AbstractMechanism(eqx.Module):
         solver may eliminate the positions from its linear systems; ``None`` (here) when
         the layout is otherwise (e.g. quaternions against angular velocities)."""
         return None
+
+    def metrics_start(self) -> Float[Array, ""]:
+        """Start (s) of the window the summary metrics count (``self.metrics_window``,
+        :class:`model.window.MetricsWindow`; 0 by default)."""
+        return self.metrics_window.start(self.drivers)
 
     @abc.abstractmethod
     def initial_state(self) -> PyTree:

@@ -23,6 +23,7 @@ from ..contact.normal import ContactLaw
 from ..contact.friction import FrictionLaw
 from ..contact.stiffness import hertz_pin_stiffness
 from ..geometry.worn import WornBore
+from ..window import MetricsWindow
 from .flexible import BeamChain, PointLoad
 from .interface import AbstractMechanism
 
@@ -150,6 +151,8 @@ class Mechanism(AbstractMechanism):
     initial_velocity_targets: Float[Array, " coords"] | None = None  # (vx, vy, omega) per body (m/s, rad/s)
     # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
     initial_clearance: str = eqx.field(static=True, default="configured")
+    # "undeformed": flexible bodies start straight; "static": in their static deflected shape
+    initial_deformation: str = eqx.field(static=True, default="undeformed")
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
     driver_names: tuple[str, ...] = eqx.field(static=True, default=())
@@ -158,6 +161,8 @@ class Mechanism(AbstractMechanism):
     # Flexible bodies (chains of rigid segments, model/mechanics/flexible.py) and point loads.
     beam_chains: tuple[BeamChain, ...] = ()
     loads: tuple[PointLoad, ...] = ()
+    # the metrics count t >= metrics_window.start(drivers) (s); model/window.py
+    metrics_window: MetricsWindow = eqx.field(default_factory=MetricsWindow)
 
     @property
     def num_bodies(self) -> int:

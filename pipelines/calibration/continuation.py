@@ -31,6 +31,9 @@ with the trajectory, done here by continuation in the horizon):
    within ``CONSISTENCY`` times that of the first window. An inconsistent window is retried
    halfway; when that fails too the continuation stops and keeps the last consistent
    window: beyond it the model no longer follows the record (chaos, or model mismatch).
+   The fit is then also tested on the whole record (``record_residual``): the goodness
+   tests (``goodness.py``) judge every sample the user gave, so a model that follows only
+   the first window is a misfit rather than a fit of the part that agrees.
 4. **Polish**: when the config names another optimiser (adam, bfgs, lbfgs), it gets the
    last window's optimum as its start; its result is kept only if the loss is lower.
 
@@ -91,10 +94,19 @@ class ContinuationResult:
     seconds: float
     initial_signals: list[np.ndarray]  # per record, simulated at the configured initial values
     screen: dict | None = None  # the first window's start screen, when the starts missed the record
+    # the whole record (every present sample) and its residuals at the final fit's best
+    # point: what the goodness tests judge when the kept window is shorter than the record
+    record_problem: CalibrationProblem | None = None
+    record_residual: np.ndarray | None = None
 
     @property
     def window(self) -> tuple[float, float]:
         return self.stages[self.accepted].window
+
+    @property
+    def whole_record(self) -> bool:
+        """Whether the kept window spans every record to its end."""
+        return self.record_problem is None
 
 
 def first_window(record, times: np.ndarray) -> float:
@@ -251,4 +263,14 @@ def continuation(problem: CalibrationProblem, times, valid, starts: np.ndarray,
         log(f"{options.name} polish on the final window: loss {np.nanmin(polish.losses):.6g} "
             f"({'kept' if final is polish else 'not lower, Levenberg–Marquardt result kept'})")
     evaluation = evaluate_forward(final_problem, jnp.asarray(final.final_points))
-    return ContinuationResult(stages, accepted, final_problem, final, evaluation, time.perf_counter() - began, initial_signals, screen)
+    record_problem = record_residual = None
+    if lengths[accepted] < records.span:
+        # the record beyond the kept window is judged too (goodness.py): a window that stopped
+        # because the model cannot follow the record must not leave only the part that agrees
+        record_problem = full
+        at_best = np.repeat(final.final_points[final.best][None], starts.shape[0], axis=0)
+        record_residual = np.asarray(evaluate_forward(full, jnp.asarray(at_best)).residuals[0])
+        log(f"kept {show(lengths[accepted])} of the record's {1e3 * records.span:.4g} ms: the goodness of fit is "
+            "tested on the whole record too")
+    return ContinuationResult(stages, accepted, final_problem, final, evaluation, time.perf_counter() - began,
+                              initial_signals, screen, record_problem, record_residual)

@@ -36,6 +36,16 @@ class Outcome:
     offsets: dict[str, dict]  # per automatically estimated time offset: its path -> estimate and fit bounds
     fit_optimum: np.ndarray  # SI: where the fit ended, before the solver correction
     goodness: Goodness | None  # the fit's residuals against the record's noise (time-domain loss; else None)
+    # the same tests on the whole record, when the continuation kept a shorter window (else None)
+    record_goodness: Goodness | None = None
+
+    @property
+    def misfit(self) -> bool | None:
+        """The fit is a misfit on its window or on the whole record; None when not tested
+        (a loss not in noise units)."""
+        if self.goodness is None:
+            return None
+        return self.goodness.misfit or (self.record_goodness is not None and self.record_goodness.misfit)
 
 
 def resolve_strategy(calibration: Calibration, options: OptimizerOptions) -> str:
@@ -125,7 +135,12 @@ def calibrate(calibration: Calibration, options: OptimizerOptions, progress: boo
     for path, entry in offsets.items():
         entry["fitted"] = float(values[calibration.paths.index(path)])
     goodness = fit_goodness(problem, residual, len(calibration.paths), calibration.independent_fraction) if time_domain else None
-    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets, fit_optimum, goodness)
+    record_goodness = None
+    if goodness is not None and stages is not None and not stages.whole_record:
+        record_goodness = fit_goodness(stages.record_problem, stages.record_residual, len(calibration.paths),
+                                       calibration.independent_fraction)
+    return Outcome(result, problem, tuple(windows), stages, strategy, values, uncertainty, physical, offsets, fit_optimum,
+                   goodness, record_goodness)
 
 
 def fit_goodness(problem: CalibrationProblem, residual: np.ndarray, parameters: int, independent_fraction: float) -> Goodness:

@@ -101,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
         "evaluations": result.evaluations,
         "first_evaluation_seconds": result.first_call_seconds,
         "fit_seconds": result.fit_seconds,
-        "misfit": None if outcome.goodness is None else outcome.goodness.misfit,
+        "misfit": outcome.misfit,
         "goodness_of_fit": None if outcome.goodness is None else outcome.goodness.as_dict(),
+        # the whole record, when the continuation kept a shorter window (null otherwise)
+        "record_goodness_of_fit": None if outcome.record_goodness is None else outcome.record_goodness.as_dict(),
     }
     records = [_record_summary(calibration, setup, model, prediction, best, time_domain)
                for setup, model, prediction in zip(calibration.records, problem.records, result.last.predictions)]
@@ -121,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             setup.record.times, model.signal_names, [units[n] for n in model.signal_names], setup.record.values, setup.measured,
             initial_signals, result.last.predictions[index].signals[best], record_windows, model.lowpass is not None,
             out / ("signals.png" if setup.name is None else f"signals_{setup.name}.png"),
-            misfit=outcome.goodness is not None and outcome.goodness.misfit,
+            misfit=bool(outcome.misfit),
         )
     report.plot_correlation(paths, uncertainty.correlation, out / "correlation.png")
 
@@ -133,10 +135,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if outcome.goodness is not None:
         print(f"goodness of fit: {outcome.goodness.describe()}")
-        if outcome.goodness.misfit:
+        whole = outcome.record_goodness
+        if whole is not None:
+            low, high = windows[0]
+            print(f"goodness of fit over the whole record (the fit kept {1e3 * low:.4g}-{1e3 * high:.4g} ms): "
+                  f"{whole.describe()}")
+        if outcome.misfit:
+            where = "" if whole is None or not whole.misfit else (
+                f"the fit follows only {1e3 * windows[0][0]:.4g}-{1e3 * windows[0][1]:.4g} ms of the record, over all of it: ")
+            described = whole.describe() if whole is not None and whole.misfit else outcome.goodness.describe()
             raise MisfitError(
                 f"{args.config}: misfit: the fitted model does not describe the record within its noise "
-                f"({outcome.goodness.describe()}); the values and intervals in {out}/calibration.json are not "
+                f"({where}{described}); the values and intervals in {out}/calibration.json are not "
                 "to be trusted. Try initial values or bounds nearer the truth, more starts (optimizer.starts), "
                 "or check the model, the signals and data.noise; compare them in signals.png")
     return 0

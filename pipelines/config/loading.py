@@ -18,7 +18,7 @@ from .paths import OVERRIDE_SOURCE, _apply_overrides, parse_override, set_by_pat
 
 # Top-level keys of a mechanism; a --set on a pipeline config starting with one of them
 # addresses the base mechanism.
-BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "simulation", "loads")
+BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "metrics", "simulation", "loads")
 
 
 def si_value_in_base(
@@ -161,6 +161,9 @@ def _load_pipeline_raw(path: str | Path, overrides: Sequence[str]) -> tuple[dict
     for expr in overrides:
         override, value = parse_override(expr)
         if _routes_to_base(override):
+            table = override.split(".")[0]
+            if "." in override and table not in base:  # an optional table the base leaves out
+                base = {**base, table: {}}
             base = set_by_path(base, override, value, OVERRIDE_SOURCE)
             origins[override] = (str(path), " (value from --set)")
         else:

@@ -17,12 +17,12 @@ from ..units import UnitError, quantity_to_si, stiffness_unit
 from .fields import (
     AccelerationVector, Angle, BodyPair, BearingModel, ContactModel, Damping, FieldError, FrictionModel,
     HERTZ_EXPONENT, Inertia, Mass, Modulus, Name, NonNegativeNumber, Number, Points, PoissonRatio, PositiveLength,
-    PositiveNumber, PositiveTime, PositiveVelocity, Rate, Restitution, Section, SIUnit, SolverName, Torque,
+    PositiveNumber, PositiveTime, NonNegativeTime, PositiveVelocity, Rate, Restitution, Section, SIUnit, SolverName, Torque,
     AngularVelocity, TransitionRatios, Vector, Velocity, Viscosity, ZERO_POINTS, _quantity, in_si, union_tag,
 )
 from .flexible import Flexible, Load, check_flexible_references
 from .paths import OVERRIDE_SOURCE, _split_path, set_by_path
-from .references import check_initial, check_references
+from .references import check_initial, check_metrics, check_references
 from .summary import _model_child, _summarise, _summarise_value
 
 
@@ -280,6 +280,12 @@ CLEARANCE_DESCRIPTION = (
     "(a spatial cylindrical joint: parallel to the bearing, without tilt); dry joints only"
 )
 
+DEFORMATION_DESCRIPTION = (
+    '"undeformed": every flexible body starts straight (its configured shape); "static": in its static deflected '
+    "shape at t = 0, the elastic forces balancing gravity, the applied loads and the inertia of the initial motion "
+    "(no element deformation accelerating); planar mechanisms"
+)
+
 
 def _velocity_branch(value: Any) -> str:
     return union_tag("mode") if isinstance(value, str) else union_tag("bodies")
@@ -295,15 +301,28 @@ def velocities_field(body_velocity: type[Section]) -> Any:
 
 
 class Initial(Section):
-    """The state at t = 0: velocities (from the drivers, zero or requested per body) and the
-    clearance joints' eccentricities (configured or quasi-static)."""
+    """The state at t = 0: velocities (from the drivers, zero or requested per body), the
+    clearance joints' eccentricities (configured or quasi-static) and the flexible bodies'
+    shape (undeformed or static)."""
 
     velocities: velocities_field(BodyVelocity) = Field("from_drivers", description=VELOCITIES_DESCRIPTION)
     clearance: Literal["configured", "static"] = Field("configured", description=CLEARANCE_DESCRIPTION)
+    deformation: Literal["undeformed", "static"] = Field("undeformed", description=DEFORMATION_DESCRIPTION)
 
     def requested_velocities(self) -> dict:
         """The table of requested body velocities (empty for a mode name)."""
         return {} if isinstance(self.velocities, str) else dict(self.velocities)
+
+
+class Metrics(Section):
+    """The time window of the summary metrics: every peak, impact count and contact fraction
+    over ``t >= skip + skip_revolutions * 2 pi / |omega|`` (``omega``: the first
+    constant-speed driver's speed), so that a start transient can be left out; the first
+    impact is the run's first and the regime shares cover the whole run (docs/metrics.md)."""
+
+    skip: NonNegativeTime = Field(0.0, description="the metrics leave out t < skip (s); 0: the whole run")
+    skip_revolutions: NonNegativeNumber = Field(
+        0.0, description="and also the first turns of the first constant-speed driver (revolutions), added to skip")
 
 
 class Simulation(Section):
@@ -344,6 +363,7 @@ class MechanismConfig(Section):
     drivers: list[Driver] = Field([], description="drives on ideal revolute joints")
     loads: list[Load] = Field([], description="constant forces and torques on bodies")
     initial: Initial = Field(Initial(), description="initial velocities (the `initial` table)")
+    metrics: Metrics = Field(Metrics(), description="the time window of the summary metrics (the `metrics` table)")
     simulation: Simulation = Field(description="time span, output and solver (the `simulation` table)")
 
     _source: str = PrivateAttr(default="")
@@ -356,6 +376,8 @@ class MechanismConfig(Section):
         check_flexible_references(self)
         check_initial(self.initial, [body.name for body in self.bodies],
                       [joint.name for joint in self.joints if getattr(joint, "lubrication", None) is not None])
+        check_metrics(self.metrics, self.simulation.t_end,
+                      [driver.speed for driver in self.drivers if driver.type == "constant_speed"])
         return self
 
     @property

@@ -136,10 +136,15 @@ def set_by_path(raw: dict, path: str, value: Any, source: str, create_tables: bo
 
 
 def _apply_overrides(raw: dict, overrides: Sequence[str]) -> tuple[dict, list[str]]:
-    """Apply ``--set`` expressions; returns the new dict and the overridden paths."""
+    """Apply ``--set`` expressions; returns the new dict and the overridden paths. A key of
+    an optional table the file leaves out (``metrics.skip`` without ``[metrics]``) creates
+    the table; the schema then judges its name and keys."""
     paths = []
     for expr in overrides:
         path, value = parse_override(expr)
+        table = path.split(".")[0]
+        if "." in path and table not in raw:
+            raw = {**raw, table: {}}
         raw = set_by_path(raw, path, value, OVERRIDE_SOURCE)
         paths.append(path)
     return raw, paths

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .fields import FieldError
 
 GROUND = "ground"
@@ -88,3 +90,20 @@ def check_initial(initial, body_names, lubricated_joints) -> None:
         raise FieldError(["initial", "clearance"],
                          f'"static" seats dry clearance joints only; {lubricated_joints[0]!r} is lubricated '
                          '(its film force depends on the motion): use "configured"')
+
+
+def check_metrics(metrics, t_end: float, driver_speeds: list[float]) -> None:
+    """The metrics' window must start before ``t_end`` (s); ``skip_revolutions`` needs a
+    constant-speed driver (``driver_speeds``: rad/s of each, in the config's order; the first
+    one's turns are counted)."""
+    start = metrics.skip
+    if metrics.skip_revolutions > 0.0:
+        if not driver_speeds or driver_speeds[0] == 0.0:
+            raise FieldError(["metrics", "skip_revolutions"],
+                             "counts turns of the first constant-speed driver, and the mechanism has none turning; "
+                             'give the window as a time (`skip = "5 ms"`)')
+        start += metrics.skip_revolutions * 2.0 * math.pi / abs(driver_speeds[0])
+    if start >= t_end:
+        key = "skip_revolutions" if metrics.skip_revolutions > 0.0 else "skip"
+        raise FieldError(["metrics", key], f"the metrics would start at {start:g} s, not before the end of the run "
+                         f"(simulation.t_end = {t_end:g} s)")

@@ -41,10 +41,10 @@ from ..units import si_unit, to_si
 from .loading import load_toml
 from pydantic import Field
 
-from .mechanism import (VELOCITIES_DESCRIPTION, Contact, Friction, Initial, Lubrication, Material, Simulation,
+from .mechanism import (VELOCITIES_DESCRIPTION, Contact, Friction, Initial, Lubrication, Material, Metrics, Simulation,
                         velocities_field)
 from .fields import AngularVelocityVector3, FieldError, Section, VelocityVector3
-from .references import check_initial
+from .references import check_initial, check_metrics
 from .flexible import END_TOLERANCE, Flexible, check_flexible_references, check_point_on_body
 from .paths import OVERRIDE_SOURCE, _apply_overrides, set_by_path
 from .summary import _summarise_value
@@ -99,6 +99,7 @@ class SpatialConfig:
     loads: list = field(default_factory=list)
     tracked_points: list = field(default_factory=list)
     initial: Any = None
+    metrics: Any = None
     simulation: Any = None
 
     dimension = 3
@@ -117,7 +118,7 @@ class SpatialConfig:
         return {"name": self.name, "dimension": 3, "gravity": list(self.gravity), "bodies": plain(self.bodies),
                 "joints": plain(self.joints), "drivers": plain(self.drivers), "loads": plain(self.loads),
                 "tracked_points": plain(self.tracked_points),
-                "initial": plain(self.initial), "simulation": plain(self.simulation)}
+                "initial": plain(self.initial), "metrics": plain(self.metrics), "simulation": plain(self.simulation)}
 
     @property
     def clearance_joints(self) -> list[Entry]:
@@ -126,7 +127,8 @@ class SpatialConfig:
     def _node(self, path: str) -> Any:
         """The validated SI node at a dotted path (a value, an entry or a section)."""
         node: Any = {"bodies": self.bodies, "joints": self.joints, "drivers": self.drivers, "loads": self.loads,
-                     "initial": self.initial, "simulation": self.simulation, "gravity": self.gravity}
+                     "initial": self.initial, "metrics": self.metrics, "simulation": self.simulation,
+                     "gravity": self.gravity}
         for segment in path.split(".") if path else ():
             if isinstance(node, dict) and segment in node:
                 node = node[segment]
@@ -252,6 +254,7 @@ SPATIAL_TABLES: dict[str, tuple[str, tuple[Key, ...]]] = {
         Key("loads", "array of tables", "", "empty", "constant forces and torques on bodies"),
         Key("tracked_points", "array of tables", "", "empty", "body points whose paths `simulate` writes and plots"),
         Key("initial", "table", "", "(table defaults)", "as planar: `velocities = \"from_drivers\"` or `\"zero\"`"),
+        Key("metrics", "table", "", "(table defaults)", "as planar: the metrics' window, `skip` (s) and `skip_revolutions`"),
         Key("simulation", "table", "", "required", "as planar: `t_end`, `output_interval`, solver and tolerances"),
     )),
     "`bodies`": ("A body; ``position`` is its centre of mass at t = 0 in the ground frame.", (
@@ -540,12 +543,14 @@ def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
     loads = [_load(reader, load, i, names) for i, load in enumerate(raw.get("loads", []))]
     tracked = [_tracked_point(reader, p, i, names) for i, p in enumerate(raw.get("tracked_points", []))]
     _check_flexible_bodies(reader, bodies, joints, loads, tracked, materials)
+    simulation = reader.section(Simulation, raw.get("simulation"), "simulation")
     return SpatialConfig(
         name=str(raw.get("name", "mechanism")), source=str(source), raw=raw,
         gravity=reader.vector(raw.get("gravity", ["0 m/s^2"] * 3), "acceleration", "gravity"), materials=materials,
         bodies=bodies, joints=joints, drivers=drivers, loads=loads, tracked_points=tracked,
         initial=_initial(reader, raw.get("initial"), bodies, joints),
-        simulation=reader.section(Simulation, raw.get("simulation"), "simulation"))
+        metrics=_metrics(reader, raw.get("metrics"), simulation, drivers),
+        simulation=simulation)
 
 
 class SpatialBodyVelocity(Section):
@@ -566,12 +571,24 @@ class SpatialInitial(Initial):
 
 def _initial(reader: _Reader, raw, bodies: list, joints: list) -> SpatialInitial:
     initial = reader.section(SpatialInitial, raw, "initial")
+    if initial.deformation == "static":
+        reader.fail("initial.deformation", '"static" shapes planar flexible bodies only; a spatial flexible body starts '
+                    'undeformed: use "undeformed"')
     try:
         check_initial(initial, [body["name"] for body in bodies],
                       [joint["name"] for joint in joints if joint.get("lubrication") is not None])
     except FieldError as error:
         reader.fail(".".join(error.key), str(error))
     return initial
+
+
+def _metrics(reader: _Reader, raw, simulation: Simulation, drivers: list) -> Metrics:
+    metrics = reader.section(Metrics, raw, "metrics")
+    try:
+        check_metrics(metrics, simulation.t_end, [d["speed"] for d in drivers if d["type"] == "constant_speed"])
+    except FieldError as error:
+        reader.fail(".".join(error.key), str(error))
+    return metrics
 
 
 def load_spatial(path, overrides=()) -> SpatialConfig:

@@ -9,6 +9,7 @@ compiled evaluation (compiled, the start costs a third to a sixth of its eager e
 import copy
 import re
 import tomllib
+from types import SimpleNamespace
 from pathlib import Path
 
 import equinox as eqx
@@ -23,6 +24,7 @@ from model.mechanics.flexible import chain_strain_energy
 from model.mechanics.spatial.dynamics import evaluate as spatial_evaluate
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.cli import main
+from pipelines.simulation import velocity_projection
 from pipelines.config.loading import load_mechanism, mechanism_from_dict
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -154,6 +156,23 @@ def test_requested_velocities_are_projected_onto_the_joints():
     np.testing.assert_allclose(twist, [omega * arm, 0.0, omega], atol=1e-12)
 
 
+def test_the_summary_measures_the_projection_in_kinetic_energy():
+    # the same pendulum (one compiled start): the start's change from the request, in the
+    # kinetic-energy metric, 1/2 [m (dvx^2 + dvy^2) + I domega^2], against 1/2 v*^T M v*
+    raw = _pendulum(2)
+    raw["initial"] = {"velocities": {"rod": {"vx": "1 m/s", "vy": "0.5 m/s", "omega": "2 rad/s"}}}
+    mechanism = _build(raw)
+    state = _initial(mechanism)
+    arm, mass, inertia = 0.15, 1.0, 7.5e-3
+    omega = (1.0 * arm + 2.0) / (arm**2 + 1.0)
+    change = 0.5 * (mass * ((omega * arm - 1.0) ** 2 + 0.5**2) + inertia * (omega - 2.0) ** 2)
+    requested = 0.5 * (mass * (1.0 + 0.5**2) + inertia * 2.0**2)
+    found = velocity_projection(mechanism, SimpleNamespace(qd=state.qd[None]))["initial_velocity_projection"]
+    assert found["change"] == pytest.approx(change, rel=1e-9)
+    assert found["requested"] == pytest.approx(requested, rel=1e-12)
+    assert found["relative"] == pytest.approx(np.sqrt(change / requested), rel=1e-9)
+
+
 def test_a_free_body_keeps_its_requested_spin():
     # a spatial rotor without joints: nothing to project on, the request is the start
     raw = _pendulum(3)
@@ -206,6 +225,8 @@ def _with_initial(tmp_path: Path, config: str, initial: str) -> Path:
         ("flores_slider_crank.toml", '[initial.velocities.slider]\nvz = "1 m/s"', "initial.velocities.slider.vz"),
         ("flores_slider_crank.toml", '[initial]\nvelocities = "still"', "initial.velocities"),
         ("flores_lubricated.toml", '[initial]\nclearance = "static"', "initial.clearance"),
+        ("flores_slider_crank.toml", '[initial]\ndeformation = "bent"', "initial.deformation"),
+        ("flexible_cantilever_3d.toml", '[initial]\ndeformation = "static"', "initial.deformation"),
         ("double_link_clearance.toml", '[initial.velocities.link3]\nw = ["1 rad/s", "0 rad/s", "0 rad/s"]',
          "initial.velocities.link3"),
         ("double_link_clearance.toml", '[initial.velocities.link1]\nomega = "1 rad/s"', "initial.velocities.link1.omega"),

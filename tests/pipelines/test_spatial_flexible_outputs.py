@@ -39,7 +39,7 @@ def test_section_loads_and_their_peaks(deflected):
     cuts = (np.arange(ELEMENTS) + 0.5) * LENGTH / ELEMENTS
     resultant = np.array([columns[f"s.bending_moment_{k}"][0] for k in range(ELEMENTS)])
     np.testing.assert_allclose(resultant, np.linalg.norm(FORCE) * (LENGTH - cuts), rtol=1e-5)
-    summary = flexible_summary(mechanism, {"t": np.zeros(1), **columns})
+    summary = flexible_summary(mechanism, columns, np.zeros(1))
     assert summary["s.max_abs_bending_moment"] == pytest.approx(np.linalg.norm(FORCE) * (LENGTH - cuts[0]), rel=1e-5)
     # (the axial force is second order in the deflection, and so are the terms this linear
     # solution leaves out: not checked here)

@@ -21,6 +21,7 @@ from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
 from ...contact.stiffness import hertz_pin_stiffness, palmgren_stiffness
 from ...lubrication import Lubrication
+from ...window import MetricsWindow
 from ..flexible import BeamChain
 from ..interface import AbstractMechanism
 
@@ -203,6 +204,8 @@ class SpatialMechanism(AbstractMechanism):
     # the rows the ideal twin keeps (its clearance joints made ideal often close a loop
     # redundantly); set at build time, used by ``idealised``
     ideal_kept_rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
+    # the metrics count t >= metrics_window.start(drivers) (s); model/window.py
+    metrics_window: MetricsWindow = eqx.field(default_factory=MetricsWindow)
 
     @property
     def num_bodies(self) -> int:
