@@ -10,15 +10,31 @@ A mechanism also carries, as fields or properties used by the integrators:
 ``masses`` (kg, per body), ``drivers``, ``metrics_window`` (the time window of the summary
 metrics), ``clearance_joints`` (each with ``bodies``, ``clearance``, ``contact`` and
 ``stiffness()``), and the names ``body_names``, ``clearance_names``.
+
+The methods a solve evaluates many times (the vector field, the projection, the contact
+kinematics and values) are :func:`traced_once`: one compiled program calls each of them
+from several places (the solver's stages, its first-same-as-last start, the peak tracking,
+the projection), and diffrax traces its step three times (twice to learn the loop state's
+structure, ``eqx.filter_eval_shape``, then for the loop itself).
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import ClassVar
 
 import equinox as eqx
 from jaxtyping import Array, Float, PyTree
+
+
+def traced_once(method: Callable) -> Callable:
+    """``method`` as a nested ``eqx.filter_jit``: traced once per mechanism structure and
+    argument shapes, its jaxpr reused by every later call in the same process (and lowered
+    once per program) instead of traced again at each call site. The numbers are the
+    same: XLA inlines the nested call. Python scalars among the arguments (``iterations``)
+    are static."""
+    return eqx.filter_jit(method)
 
 
 class AbstractMechanism(eqx.Module):

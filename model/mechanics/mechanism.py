@@ -25,7 +25,7 @@ from ..contact.stiffness import hertz_pin_stiffness
 from ..geometry.worn import WornBore
 from ..window import MetricsWindow
 from .flexible import BeamChain, PointLoad
-from .interface import AbstractMechanism
+from .interface import AbstractMechanism, traced_once
 
 GROUND = -1
 
@@ -215,11 +215,13 @@ class Mechanism(AbstractMechanism):
 
         return unflatten_state(flat, len(self.clearance_joints))
 
+    @traced_once
     def flat_vector_field(self, t, flat):
         from .dynamics import flat_vector_field
 
         return flat_vector_field(t, flat, self)
 
+    @traced_once
     def project(self, t, flat, iterations=1):
         from .dynamics import flat_projection
 
@@ -229,6 +231,7 @@ class Mechanism(AbstractMechanism):
         # the rate of the velocities qd is qdd = [x'', y'', theta''] per body
         return self.unflatten(flat_rate).qd.reshape(-1, 3)[:, :2]
 
+    @traced_once
     def contact_kinematics(self, flat):
         from .forces import joint_kinematics
 
@@ -238,6 +241,7 @@ class Mechanism(AbstractMechanism):
             return jnp.zeros((2, 0), flat.dtype)
         return jnp.stack([jnp.stack([k.penetration for k in rows]), jnp.stack([k.normal_rate for k in rows])])
 
+    @traced_once
     def contact_values(self, flat):
         from .forces import joint_forces, joint_kinematics
 

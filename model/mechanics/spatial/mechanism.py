@@ -23,7 +23,7 @@ from ...contact.stiffness import hertz_pin_stiffness, palmgren_stiffness
 from ...lubrication import Lubrication
 from ...window import MetricsWindow
 from ..flexible import BeamChain
-from ..interface import AbstractMechanism
+from ..interface import AbstractMechanism, traced_once
 
 GROUND = -1
 POSITION_SIZE = 7
@@ -258,11 +258,13 @@ class SpatialMechanism(AbstractMechanism):
 
         return unflatten_state(flat, self.num_bodies, self.memory_size)
 
+    @traced_once
     def flat_vector_field(self, t, flat):
         from .dynamics import flat_vector_field
 
         return flat_vector_field(t, flat, self)
 
+    @traced_once
     def project(self, t, flat, iterations=1):
         from .dynamics import flat_projection
 
@@ -272,12 +274,14 @@ class SpatialMechanism(AbstractMechanism):
         # the rate of the velocities v = [rdot, omega] per body; rdot's is the acceleration
         return self.unflatten(flat_rate).v.reshape(-1, 2, 3)[:, 0, :]
 
+    @traced_once
     def contact_kinematics(self, flat):
         from .forces import clearance_kinematics
 
         state = self.unflatten(flat)
         return clearance_kinematics(self, state.x, state.v)
 
+    @traced_once
     def contact_values(self, flat):
         from .forces import contact_forces
 

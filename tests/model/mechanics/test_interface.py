@@ -64,3 +64,26 @@ def test_spatial_contact_period_matches_the_planar_one():
     periods = model.contact_periods(spatial), model.contact_periods(planar)
     # T ~ K^(-1/2)
     np.testing.assert_allclose(periods[0] * jnp.sqrt(ratio), periods[1], rtol=1e-12)
+
+
+def test_a_solve_traces_the_vector_field_and_the_projection_once(monkeypatch):
+    """The methods a solve calls from several places (solver stages and start, peak
+    tracking, projection, each in diffrax's three traces of its step) are nested jits
+    (``interface.traced_once``): tracing a whole simulate runs the Python of the planar
+    equations of motion and of the projection once each."""
+    from model.mechanics import dynamics
+
+    calls = {"field": 0, "projection": 0}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(dynamics, "flat_vector_field", counted("field", dynamics.flat_vector_field))
+    monkeypatch.setattr(dynamics, "flat_projection", counted("projection", dynamics.flat_projection))
+    jax.clear_caches()  # no jaxpr of an earlier test
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    jax.jit(model.simulate, static_argnums=1).trace(mechanism, model.SolverSettings(t_end=1e-3, output_interval=1e-4))
+    assert calls == {"field": 1, "projection": 1}
