@@ -228,8 +228,12 @@ def run_grid(num: int, out: pathlib.Path, processes: int = 2) -> None:
     """Solve the grid on ``processes`` worker processes and write the results (``.npy``)."""
     points = grid(num)
     with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_solve_point, [points[0]] * processes)  # numba's cache loaded in each worker
+        start = time.perf_counter()
         rows = pool.map(_solve_point, points, chunksize=max(1, len(points) // (4 * processes)))
+        solving = time.perf_counter() - start
     np.save(out, np.column_stack([np.asarray(points), np.asarray(rows)]))
+    print(json.dumps({"in_run": len(points) / solving}))
 
 
 def single(repeats: int = 20) -> dict:
@@ -275,12 +279,13 @@ def ours(engine: str) -> dict:
             "first_impact_time": metrics["pin.first_impact_time"]}
 
 
-def timed(command: list[str], cwd=REPOSITORY, env=None) -> float:
+def timed(command: list[str]) -> dict:
+    """Wall time (s) of ``command`` and the in-run rate it prints (points/s)."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, cwd=REPOSITORY, capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    return time.perf_counter() - start
+    return {"wall": time.perf_counter() - start, **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
 def sweeps(repeats: int) -> list[dict]:
@@ -299,16 +304,15 @@ def sweeps(repeats: int) -> list[dict]:
                 result = run_sweep(REPOSITORY, config, [f"simulation.engine={engine}"], scratch / f"{engine}_{num}", cache)
                 if repeat:
                     runs[f"{engine} engine"].append(result)
+                print(f"  {num * num} points, round {repeat}, {engine} engine: {result['wall']:.1f} s, "
+                      f"in-run {result['in_run']:.1f}/s", flush=True)
             if repeat:
-                runs["numba peer"].append({"wall": peer})
-            print(f"  {num * num} points, round {repeat}: peer {peer:.2f} s", flush=True)
+                runs["numba peer"].append(peer)
+            print(f"  {num * num} points, round {repeat}: peer {peer['wall']:.2f} s, in-run {peer['in_run']:.0f}/s",
+                  flush=True)
         for name, results in runs.items():
-            row = {"points": num * num, "who": name, "wall": statistics.median(r["wall"] for r in results)}
-            if "in_run" in results[0]:
-                row["in_run"] = statistics.median(r["in_run"] for r in results)
-            rows.append(row)
-    peer_grid = np.load(scratch / "peer_64.npy")
-    rows.append({"peer_in_run_note": "see single-simulation rate", "peer_points": int(peer_grid.shape[0])})
+            rows.append({"points": num * num, "who": name, "wall": statistics.median(r["wall"] for r in results),
+                         "in_run": statistics.median(r["in_run"] for r in results)})
     return rows
 
 
