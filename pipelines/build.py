@@ -36,7 +36,7 @@ from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
 from .config import MechanismConfig
-from .config.spatial import SpatialConfig
+from .config.spatial import JOINT_ENGINE_IS_PLANAR, SpatialConfig
 from .errors import ConfigError
 from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 
@@ -97,8 +97,7 @@ def build_mechanism(config: MechanismConfig | SpatialConfig, engine: str | None 
     engine = engine or config.simulation.engine
     if isinstance(config, SpatialConfig):
         if engine == "joint":
-            raise ConfigError(config._source, "simulation.engine",
-                              "the joint-coordinate engine takes planar mechanisms only (dimension = 2)")
+            raise ConfigError(config.source, "simulation.engine", JOINT_ENGINE_IS_PLANAR)
         return build_spatial(config)
     mechanism = _build_absolute(config)
     if engine == "absolute":
