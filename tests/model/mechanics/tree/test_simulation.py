@@ -53,9 +53,9 @@ def test_joint_engine_matches_the_absolute_engine(runs):
 
 def test_lanes_and_derivatives_through_the_joint_engine(config):
     """Refilling lanes give each point's single solve to the solver's tolerance (the lanes
-    step with the lean explicit stage loop, which rounds differently); the derivative of the peak force
-    with respect to the clearance, forward mode through the solve, matches central
-    differences of it."""
+    step with the lean explicit stage loop, which rounds differently); the derivative of
+    the peak force with respect to the clearance, reverse mode (``jax.grad``) through the
+    solve, matches central differences of it."""
     settings = solver_settings(config, t_end=T_END, output_interval=T_END, rtol=1e-8, atol=1e-11)
     base = build_mechanism(config)
     parameters = ParameterMap(base, ["joints.pin.clearance"])
@@ -73,7 +73,7 @@ def test_lanes_and_derivatives_through_the_joint_engine(config):
     lanes = peak_forces(values)
     for k in range(values.shape[0]):
         assert float(lanes[k]) == pytest.approx(float(single(values[k])), rel=1e-7)
-    derivative = jax.jit(jax.jacfwd(single))(values[1])[0]
+    derivative = jax.jit(jax.grad(lambda value: single(value[None])))(values[1, 0])
     step = 1e-9
     central = (single(values[1] + step) - single(values[1] - step)) / (2 * step)
     assert float(derivative) == pytest.approx(float(central), rel=1e-3)
