@@ -88,6 +88,8 @@ from .mechanics import Mechanism as Mechanism
 from .mechanics import PrismaticJoint as PrismaticJoint
 from .mechanics import RevoluteJoint as RevoluteJoint
 from .mechanics import State as State
+from .mechanics import TreeMechanism as TreeMechanism
+from .mechanics import tree_mechanism as tree_mechanism
 from .mechanics import evaluate as evaluate
 from .mechanics import initial_state as initial_state
 from .mechanics import kinetic_energy as kinetic_energy

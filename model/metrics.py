@@ -148,7 +148,7 @@ def sampled_joint_metrics(t, penetration, normal_force, impact_memory, start=0.0
 def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
     """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``; a spatial
     mechanism's are :func:`model.metrics_spatial.spatial_summary_metrics`."""
-    if not isinstance(mechanism, Mechanism):
+    if mechanism.dimension == 3:
         # metrics_spatial builds on this module's joint metrics, so it is imported here
         from .metrics_spatial import spatial_summary_metrics
 

@@ -29,6 +29,7 @@ from model.integrate.solver_choice import auto_solver
 from model.contact.stiffness import effective_modulus
 
 from model.mechanics.spatial import SpatialMechanism
+from model.mechanics.tree import TreeMechanism, UnsupportedMechanism, tree_mechanism
 
 from .build_flexible import beam_chains, body_layout, point_loads, velocity_targets
 from .build_friction import build_friction
@@ -36,7 +37,7 @@ from .build_lubrication import build_lubrication
 from .build_window import metrics_window
 from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
 from .config import MechanismConfig
-from .config.spatial import SpatialConfig
+from .config.spatial import JOINT_ENGINE_IS_PLANAR, SpatialConfig
 from .errors import ConfigError
 from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 
@@ -86,12 +87,33 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
     )
 
 
-def build_mechanism(config: MechanismConfig | SpatialConfig) -> Mechanism | SpatialMechanism:
-    """The mechanism described by a validated config: a planar
-    :class:`~model.mechanics.mechanism.Mechanism`, or for ``dimension = 3`` a
-    :class:`~model.mechanics.spatial.SpatialMechanism` (:func:`pipelines.build_spatial.build_spatial`)."""
+def build_mechanism(config: MechanismConfig | SpatialConfig, engine: str | None = None
+                    ) -> Mechanism | TreeMechanism | SpatialMechanism:
+    """The mechanism described by a validated config on the engine ``simulation.engine``
+    names (``engine`` overrides it): for ``dimension = 3`` a
+    :class:`~model.mechanics.spatial.SpatialMechanism` (:func:`pipelines.build_spatial.build_spatial`);
+    a planar one in joint coordinates (:class:`~model.mechanics.tree.TreeMechanism`) for
+    ``"joint"``, and for ``"auto"`` where that engine applies, else in absolute coordinates
+    (:class:`~model.mechanics.mechanism.Mechanism`)."""
+    engine = engine or config.simulation.engine
     if isinstance(config, SpatialConfig):
+        if engine == "joint":
+            raise ConfigError(config.source, "simulation.engine", JOINT_ENGINE_IS_PLANAR)
         return build_spatial(config)
+    mechanism = _build_absolute(config)
+    if engine == "absolute":
+        return mechanism
+    try:
+        return tree_mechanism(mechanism)
+    except UnsupportedMechanism as reason:
+        if engine == "joint":
+            raise ConfigError(config._source, "simulation.engine",
+                              f"the joint-coordinate engine does not apply: {reason}") from None
+        return mechanism
+
+
+def _build_absolute(config: MechanismConfig) -> Mechanism:
+    """The planar mechanism of ``config`` in absolute coordinates."""
     revolute, prismatic, fixed, clearance = [], [], [], []
     revolute_index: dict[str, int] = {}
     layout = body_layout(config)
@@ -179,7 +201,7 @@ def _flexible_auto_solver(config: MechanismConfig, rtol: float) -> str | None:
     (:func:`model.integrate.auto_solver`)."""
     if config.simulation.solver != "auto" or not any(body.flexible is not None for body in config.bodies):
         return None
-    return auto_solver(build_mechanism(config), rtol)
+    return auto_solver(build_mechanism(config, "absolute"), rtol)
 
 
 # Continuous parameters a path may address: key below ``joints.J`` -> getter of the leaf.
@@ -198,6 +220,7 @@ def parameter_leaf(mechanism: Mechanism | SpatialMechanism, path: str, source: s
     """
     if isinstance(mechanism, SpatialMechanism):
         return spatial_parameter_leaf(mechanism, path, source)
+    # a TreeMechanism reads its parameters from its absolute description (the same leaves)
     section, _, rest = path.partition(".")
     name, _, key = rest.partition(".")
     if section == "bodies" and name in mechanism.body_names and key in ("mass", "inertia"):

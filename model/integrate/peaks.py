@@ -98,10 +98,11 @@ def with_flexible_bodies(mechanism: AbstractMechanism, accelerations: Float[Arra
     return jnp.concatenate([accelerations, jnp.stack(chains)]) if chains else accelerations
 
 
-def reported_accelerations(mechanism: AbstractMechanism, flat_rate: Float[Array, " n"]) -> Float[Array, "bodies axes"]:
+def reported_accelerations(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], flat_rate: Float[Array, " n"]
+                           ) -> Float[Array, "bodies axes"]:
     """The centre-of-mass accelerations the summary metrics report (:func:`with_flexible_bodies`)
-    from the time derivative of the flat state."""
-    return with_flexible_bodies(mechanism, mechanism.body_accelerations(flat_rate))
+    at the flat state ``flat_state`` whose time derivative is ``flat_rate``."""
+    return with_flexible_bodies(mechanism, mechanism.body_accelerations(flat_state, flat_rate))
 
 
 def end_rate(solver: diffrax.AbstractSolver, solver_state, t1, y1: Float[Array, " n"],
@@ -126,7 +127,7 @@ def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], 
     otherwise), so that a compiled program carries no extra copy of the vector field."""
     if initial_rate is None:
         initial_rate = mechanism.flat_vector_field(t0, flat_state)
-    initial_accelerations = reported_accelerations(mechanism, initial_rate)
+    initial_accelerations = reported_accelerations(mechanism, flat_state, initial_rate)
     t0 = jnp.asarray(t0, flat_state.dtype)
     window_start = jnp.asarray(mechanism.metrics_start(), flat_state.dtype)
     counted = t0 >= window_start
@@ -178,8 +179,9 @@ def _acceleration_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolatio
     ends' accelerations are exact (the field there), the inner samples' the interpolant's
     derivative; the largest sample of each component is refined by the parabola through it
     and its neighbours. Samples and vertices before the window's start do not count."""
-    inner = jax.vmap(lambda t: reported_accelerations(mechanism, interpolation.derivative(t)))(times[1:-1])
-    at_end = reported_accelerations(mechanism, rate_at_end)
+    inner = jax.vmap(lambda t: reported_accelerations(mechanism, interpolation.evaluate(t), interpolation.derivative(t))
+                     )(times[1:-1])
+    at_end = reported_accelerations(mechanism, interpolation.evaluate(times[-1]), rate_at_end)
     samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], inner, at_end[None]]))
     flat = samples.reshape(samples.shape[0], -1)
     fractions, tops = jax.vmap(_parabola_vertex, in_axes=1)(flat)

@@ -14,6 +14,7 @@ from ..mechanics.mechanism import Mechanism
 from ..mechanics.spatial import SpatialMechanism, SpatialState
 from ..mechanics.spatial import evaluate as evaluate_spatial
 from ..mechanics.spatial.dynamics import joint_reactions as spatial_joint_reactions
+from ..mechanics.tree import TreeMechanism
 from .peaks import Peaks
 from ._diffrax import result_message as result_message  # its codes are Trajectory.result
 
@@ -121,7 +122,11 @@ def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rej
                            peaks: Peaks | None = None) -> Trajectory | SpatialTrajectory:
     """Accelerations, contact forces and driver torques at the saved ``states`` (the
     mechanism's own state pytree, with a leading time axis): the post-processing of
-    :func:`simulate`, also used for states from other integrators."""
+    :func:`simulate`, also used for states from other integrators. A mechanism on the
+    joint-coordinate engine reports the absolute description at its absolute states."""
+    if isinstance(mechanism, TreeMechanism):
+        absolute = jax.vmap(mechanism.absolute_state)(mechanism.flatten(states))
+        return trajectory_from_states(mechanism.absolute, t, absolute, steps, rejected_steps, result, peaks)
     if isinstance(mechanism, SpatialMechanism):
         return _spatial_trajectory(mechanism, t, states, steps, rejected_steps, result, peaks)
     outputs = jax.vmap(lambda t_, y_: evaluate(mechanism, t_, y_))(t, states)

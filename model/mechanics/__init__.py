@@ -31,3 +31,5 @@ from .mechanism import FixedJoint as FixedJoint
 from .mechanism import Mechanism as Mechanism
 from .mechanism import PrismaticJoint as PrismaticJoint
 from .mechanism import RevoluteJoint as RevoluteJoint
+from .tree import TreeMechanism as TreeMechanism
+from .tree import tree_mechanism as tree_mechanism

@@ -92,9 +92,10 @@ class AbstractMechanism(eqx.Module):
         """:meth:`contact_kinematics` and, as a third row, the joint's normal force (N)."""
 
     @abc.abstractmethod
-    def body_accelerations(self, flat_rate: Float[Array, " n"]) -> Float[Array, "bodies dimension"]:
-        """Every body's centre-of-mass acceleration (m/s^2, ground frame) read from
-        ``flat_rate``, the time derivative of the flat state (:meth:`flat_vector_field`)."""
+    def body_accelerations(self, flat: Float[Array, " n"], flat_rate: Float[Array, " n"]
+                           ) -> Float[Array, "bodies dimension"]:
+        """Every body's centre-of-mass acceleration (m/s^2, ground frame) at the flat state
+        ``flat`` whose time derivative (:meth:`flat_vector_field`) is ``flat_rate``."""
 
 
 def flat_vector_field(t, flat: Float[Array, " n"], mechanism: AbstractMechanism) -> Float[Array, " n"]:

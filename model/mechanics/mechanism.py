@@ -227,7 +227,7 @@ class Mechanism(AbstractMechanism):
 
         return flat_projection(t, flat, self, iterations)
 
-    def body_accelerations(self, flat_rate):
+    def body_accelerations(self, flat, flat_rate):
         # the rate of the velocities qd is qdd = [x'', y'', theta''] per body
         return self.unflatten(flat_rate).qd.reshape(-1, 3)[:, :2]
 

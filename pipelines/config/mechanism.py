@@ -338,6 +338,11 @@ class Simulation(Section):
     jacobian_reuse: Annotated[int, Field(ge=1)] = Field(DEFAULT_JACOBIAN_REUSE, description="ros34pw2: accepted steps per Jacobian")
     baumgarte_alpha: Rate = Field(5.0, description="Baumgarte stabilisation alpha (1/s)")
     baumgarte_beta: Rate = Field(5.0, description="Baumgarte stabilisation beta (1/s)")
+    engine: Literal["auto", "joint", "absolute"] = Field(
+        "auto", description="equations of motion: joint = the joint coordinates of the kinematic tree (a planar rigid "
+        "mechanism whose ideal joints form a tree once its clearance joints are cut; no constraint rows), absolute = "
+        "absolute body coordinates with constraint rows (every mechanism), auto = joint where it applies, absolute "
+        "otherwise (docs/engine.md)")
 
     @model_validator(mode="after")
     def _interval_fits(self) -> "Simulation":

@@ -49,6 +49,8 @@ from .flexible import END_TOLERANCE, Flexible, check_flexible_references, check_
 from .paths import OVERRIDE_SOURCE, _apply_overrides, set_by_path
 from .summary import _summarise_value
 
+JOINT_ENGINE_IS_PLANAR = "the joint-coordinate engine takes planar mechanisms only (dimension = 2)"
+
 SPATIAL_JOINT_TYPES = ("revolute", "spherical", "cylindrical", "prismatic", "fixed",
                        "cylindrical_clearance", "spherical_clearance")
 PLANAR_ONLY_TYPES = ("revolute_clearance",)
@@ -544,6 +546,8 @@ def spatial_from_dict(raw: dict, source: str) -> SpatialConfig:
     tracked = [_tracked_point(reader, p, i, names) for i, p in enumerate(raw.get("tracked_points", []))]
     _check_flexible_bodies(reader, bodies, joints, loads, tracked, materials)
     simulation = reader.section(Simulation, raw.get("simulation"), "simulation")
+    if simulation.engine == "joint":
+        raise ConfigError(source, "simulation.engine", JOINT_ENGINE_IS_PLANAR)
     return SpatialConfig(
         name=str(raw.get("name", "mechanism")), source=str(source), raw=raw,
         gravity=reader.vector(raw.get("gravity", ["0 m/s^2"] * 3), "acceleration", "gravity"), materials=materials,

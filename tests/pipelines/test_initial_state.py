@@ -57,7 +57,7 @@ def _arm(dimension: int) -> dict:
 
 
 def _build(raw: dict):
-    return build_mechanism(mechanism_from_dict(copy.deepcopy(raw), "test.toml"))
+    return build_mechanism(mechanism_from_dict(copy.deepcopy(raw), "test.toml"), "absolute")
 
 
 @eqx.filter_jit
@@ -100,7 +100,7 @@ def test_a_driven_spatial_flexible_arm_starts_as_a_rigid_body():
 def test_the_flexible_conrod_of_the_slider_crank_moves_rigidly():
     # the rod's segments on one rigid field between the crank pin and the slider: their
     # angular velocities equal, their velocities linear along the rod
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_flexible.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_flexible.toml"), "absolute")
     state = _initial(mechanism)
     twists = _twists(mechanism, state)
     rod = [k for k, name in enumerate(mechanism.body_names) if name.startswith("conrod[")]
@@ -252,7 +252,7 @@ def test_the_undamped_ideal_pin_flexible_slider_crank_runs_and_conserves_energy(
     rod = next(body for body in raw["bodies"] if body["name"] == "conrod")
     rod["flexible"].update(segments=4, damping_ratio=0.0)
     config = mechanism_from_dict(raw, "flores_flexible.toml")
-    mechanism = build_mechanism(config)
+    mechanism = build_mechanism(config, "absolute")
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, solver_settings(config, t_end=6e-3))
     assert int(trajectory.result) == 0
     energy = np.asarray(jax.vmap(lambda q, qd: kinetic_energy(mechanism, qd) + chain_strain_energy(

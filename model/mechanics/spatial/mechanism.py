@@ -270,7 +270,7 @@ class SpatialMechanism(AbstractMechanism):
 
         return flat_projection(t, flat, self, iterations)
 
-    def body_accelerations(self, flat_rate):
+    def body_accelerations(self, flat, flat_rate):
         # the rate of the velocities v = [rdot, omega] per body; rdot's is the acceleration
         return self.unflatten(flat_rate).v.reshape(-1, 2, 3)[:, 0, :]
 

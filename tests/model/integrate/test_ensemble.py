@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow  # refilling-lane ensembles compiled per lane coun
 @pytest.fixture(scope="module")
 def case():
     config = load_mechanism(CONFIG)
-    base = build_mechanism(config)
+    base = build_mechanism(config, "absolute")
     settings = dataclasses.replace(solver_settings(config), **SETTINGS)
     parameters = ParameterMap(base, ("joints.pin.clearance", "joints.pin.contact.restitution"))
     values = jnp.stack([CLEARANCES, RESTITUTIONS], axis=1)

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow  # forward and reverse derivatives through a full 
 @pytest.fixture(scope="module")
 def problem():
     config = load_mechanism(CONFIG)
-    mechanism = build_mechanism(config)
+    mechanism = build_mechanism(config, "absolute")
     parameters = ParameterMap(mechanism, PATHS)
     x0 = parameters.read(mechanism)
 
@@ -93,7 +93,7 @@ def test_reverse_mode_over_many_steps_with_friction():
     planar field's matrix-vector products as sums gave a friction derivative 13 % off and a
     clearance derivative of the wrong sign (model/mechanics/dynamics.py)."""
     config = load_mechanism(pathlib.Path(__file__).resolve().parents[3] / "configs" / "low_speed_slider_crank.toml")
-    mechanism = build_mechanism(config)
+    mechanism = build_mechanism(config, "absolute")
     parameters = ParameterMap(mechanism, ("joints.pin.friction.coefficient", "joints.pin.clearance"))
     x0 = jnp.asarray([0.05, 2e-4])  # the config's friction, twice its clearance
 

@@ -36,7 +36,7 @@ def slider_x(phi):
 @pytest.mark.slow
 def test_one_second_of_the_flores_slider_crank_stays_on_its_joints():
     config = load_mechanism(CONFIGS / "flores_slider_crank.toml")
-    mechanism = build_mechanism(config).idealised()
+    mechanism = build_mechanism(config, "absolute").idealised()
     settings = solver_settings(config, t_end=1.0, output_interval=1e-3)
     assert settings.projection_iterations > 0  # the default
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
@@ -52,7 +52,7 @@ def _perturbed(flat, scale, key):
 
 
 def test_planar_projection_is_the_least_kinetic_energy_correction():
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
     state = mechanism.initial_state()
     flat = mechanism.flatten(state)
     coords = state.q.size
@@ -71,7 +71,7 @@ def test_planar_projection_is_the_least_kinetic_energy_correction():
 
 
 def test_spatial_projection_returns_to_the_constraints():
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     flat = mechanism.flatten(mechanism.initial_state())
     moved = _perturbed(flat, PERTURBATION, jax.random.PRNGKey(1))
     t = jnp.asarray(0.0)

@@ -151,7 +151,7 @@ def test_registered_with_its_jacobian_reuse_and_the_state_layout():
     from pipelines.build import build_mechanism
     from pipelines.config import load_mechanism
 
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
     coordinates = mechanism.initial_positions.size
     assert make_solver(settings, mechanism=mechanism).second_order_size == coordinates
     assert mechanism.flatten(mechanism.initial_state()).size == 2 * coordinates + 2  # one memory, the work
@@ -163,7 +163,7 @@ def test_agrees_with_tsit5_on_the_flexible_slider_crank():
     from pipelines.config import load_mechanism
 
     config = load_mechanism(CONFIGS / "flores_flexible.toml", ["bodies.conrod.flexible.segments=3"])
-    mechanism = build_mechanism(config)
+    mechanism = build_mechanism(config, "absolute")
     # 0.4 ms: the first impact (~0.2 ms) and its rebound
     settings = solver_settings(config, t_end=4e-4, output_interval=1e-5, rtol=1e-8, atol=1e-11)
     simulate = jax.jit(model.simulate, static_argnums=1)

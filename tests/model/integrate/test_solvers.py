@@ -28,7 +28,7 @@ SIMULATE = jax.jit(model.simulate, static_argnums=1)
 @pytest.fixture(scope="module")
 def flores():
     config = load_mechanism(CONFIG)
-    mechanism = build_mechanism(config)
+    mechanism = build_mechanism(config, "absolute")
     return config, mechanism
 
 

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow  # each test compiles a Flores solve
 
 def load(name, overrides=(), **settings):
     config = load_mechanism(CONFIGS / name, overrides)
-    return build_mechanism(config), solver_settings(config, **settings)
+    return build_mechanism(config, "absolute"), solver_settings(config, **settings)
 
 
 @pytest.fixture(scope="module")

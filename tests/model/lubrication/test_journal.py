@@ -112,7 +112,7 @@ def rig(tmp_path: Path, driven: bool, t_end: str, interval: str, start_eps: floa
                                viscosity=VISCOSITY, length=LENGTH, driver=MOTOR if driven else "",
                                velocities="from_drivers" if driven else "zero", t_end=t_end))
     config = load_mechanism(path)
-    return build_mechanism(config), solver_settings(config)
+    return build_mechanism(config, "absolute"), solver_settings(config)
 
 
 def table_steady_state(load: float) -> tuple[float, float]:

@@ -18,7 +18,7 @@ CRANK, CONROD = 0.05, 0.12  # m, Flores slider-crank
 @pytest.fixture(scope="module")
 def flores():
     config = load_mechanism(CONFIGS / "flores_slider_crank.toml")
-    return config, build_mechanism(config)
+    return config, build_mechanism(config, "absolute")
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_elastic_contact_conserves_energy(flores):
     from pipelines.config import mechanism_from_dict
 
     elastic_config = mechanism_from_dict(raw, "test")
-    mechanism = build_mechanism(elastic_config)
+    mechanism = build_mechanism(elastic_config, "absolute")
     settings = solver_settings(elastic_config, solver="dopri8", t_end=0.004, output_interval=2e-6,
                                rtol=1e-10, atol=1e-13)
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
@@ -123,7 +123,7 @@ def test_clearance_converges_to_ideal(flores):
     from pipelines.config import mechanism_from_dict
 
     damped = mechanism_from_dict(raw, "test")
-    mechanism = build_mechanism(damped)
+    mechanism = build_mechanism(damped, "absolute")
     settings = solver_settings(damped, solver="tsit5", t_end=0.006, output_interval=1e-5)
     params = ParameterMap(mechanism, ["joints.pin.clearance", "joints.pin.contact.stiffness_factor"])
     simulate = jax.jit(model.simulate, static_argnums=1)

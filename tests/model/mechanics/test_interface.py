@@ -18,7 +18,7 @@ from tests.helpers import CONFIGS
 
 @pytest.fixture(scope="module", params=["flores_slider_crank.toml", "flores_slider_crank_3d.toml"])
 def mechanism(request):
-    return build_mechanism(load_mechanism(CONFIGS / request.param))
+    return build_mechanism(load_mechanism(CONFIGS / request.param), "absolute")
 
 
 def touching_state(mechanism):
@@ -58,8 +58,8 @@ def test_contact_rows_agree_with_the_engine(mechanism):
 def test_spatial_contact_period_matches_the_planar_one():
     """The aligned 3-D slider-crank's joint (whole-joint stiffness, same bodies) has the
     planar joint's contact period when both have the same stiffness."""
-    planar = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
-    spatial = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"))
+    planar = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
+    spatial = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     ratio = spatial.clearance_joints[0].stiffness() / planar.clearance_joints[0].stiffness()
     periods = model.contact_periods(spatial), model.contact_periods(planar)
     # T ~ K^(-1/2)

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.validation]
 
 def _mechanism(path, *overrides):
     config = load_mechanism(path, list(overrides))
-    return build_mechanism(config), solver_settings(config, solver="tsit5")
+    return build_mechanism(config, "absolute"), solver_settings(config, solver="tsit5")
 
 
 def test_ideal_slider_crank_has_no_positive_exponent(tmp_path):

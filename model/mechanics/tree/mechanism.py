@@ -1,0 +1,105 @@
+"""A planar rigid mechanism integrated in the joint coordinates of its kinematic tree.
+
+:class:`TreeMechanism` wraps the absolute description (:class:`~model.mechanics.mechanism.Mechanism`:
+bodies, joints, clearance joints, drivers, every parameter an array leaf) with its static
+:class:`~.topology.Topology`, and implements the integrators' interface
+(:class:`~model.mechanics.interface.AbstractMechanism`) on the state
+``[z, zd, impact memory, driver work, prescribed coordinates]``. Reading a parameter
+(``masses``, ``clearance_joints``, ``body_names``, ...) reads the absolute description, so
+the dotted-path setters of sweeps, fits and designs write the same leaves either way.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+from jaxtyping import Array, Float
+
+from ..dynamics import State
+from ..mechanism import Mechanism
+from ..interface import AbstractMechanism
+from .dynamics import TreeState, absolute_state, flatten_state, prescribed_rates, unflatten_state, vector_field
+from .kinematics import forward_kinematics, joint_coordinates
+from .topology import Topology, tree_topology
+
+
+class TreeMechanism(AbstractMechanism):
+    """``absolute`` integrated in joint coordinates (see the module docstring).
+
+    There are no constraint rows: :meth:`project` returns the state unchanged. The
+    outputs (trajectories, joint reactions, the ideal-joint twin of :meth:`idealised`) are
+    those of the absolute description at the absolute state of :meth:`absolute_state`.
+    """
+
+    dimension: ClassVar[int] = 2
+
+    absolute: Mechanism
+    topology: Topology = eqx.field(static=True)
+
+    def __getattr__(self, name: str):
+        # parameters and names of the absolute description; never private names, which
+        # jax and equinox probe for protocols
+        if name.startswith("_") or name in ("absolute", "topology"):
+            raise AttributeError(name)
+        return getattr(self.absolute, name)
+
+    @property
+    def second_order_size(self) -> int:
+        """The free joint coordinates: the flat state begins ``[z, zd, ...]``."""
+        return self.topology.size
+
+    def _sizes(self) -> tuple[int, int, int]:
+        return self.topology.size, len(self.absolute.clearance_joints), len(self.topology.speed_drivers)
+
+    def initial_state(self) -> TreeState:
+        """The absolute engine's consistent initial state (positions projected onto the
+        joints with each clearance joint held ideal at its initial eccentricity, velocities
+        from the drivers) in joint coordinates."""
+        start = self.absolute.initial_state()
+        (z, p), (zd, _) = jax.jvp(lambda q: joint_coordinates(self.absolute, self.topology, q), (start.q,),
+                                  (start.qd,))
+        return TreeState(z, zd, start.impact_memory, start.driver_work, p)
+
+    def flatten(self, state: TreeState) -> Float[Array, "... n"]:
+        return flatten_state(state)
+
+    def unflatten(self, flat: Float[Array, "... n"]) -> TreeState:
+        return unflatten_state(flat, *self._sizes())
+
+    def flat_vector_field(self, t, flat: Float[Array, " n"]) -> Float[Array, " n"]:
+        return flatten_state(vector_field(self.absolute, self.topology, self.unflatten(flat)))
+
+    def project(self, t, flat: Float[Array, " n"], iterations: int = 1) -> Float[Array, " n"]:
+        """The identity: a tree's coordinates satisfy its joints by construction."""
+        return flat
+
+    def absolute_state(self, flat: Float[Array, " n"]) -> State:
+        """The absolute coordinates, velocities, impact memory and driver work of ``flat``."""
+        return absolute_state(self.absolute, self.topology, self.unflatten(flat))
+
+    def contact_kinematics(self, flat: Float[Array, " n"]) -> Float[Array, "2 joints"]:
+        return self.absolute.contact_kinematics(self.absolute.flatten(self.absolute_state(flat)))
+
+    def contact_values(self, flat: Float[Array, " n"]) -> Float[Array, "3 joints"]:
+        return self.absolute.contact_values(self.absolute.flatten(self.absolute_state(flat)))
+
+    def body_accelerations(self, flat: Float[Array, " n"], flat_rate: Float[Array, " n"]
+                           ) -> Float[Array, "bodies 2"]:
+        # qdd = d/dt (J zd + J_p pd) along (zd, zdd, pd); the speed drivers' pdd is zero
+        state, rate = self.unflatten(flat), self.unflatten(flat_rate)
+        pd = prescribed_rates(self.absolute, self.topology)
+
+        def velocity(z, zd, p):
+            return jax.jvp(lambda z_, p_: forward_kinematics(self.absolute, self.topology, z_, p_), (z, p), (zd, pd))[1]
+
+        _, qdd = jax.jvp(velocity, (state.z, state.zd, state.prescribed), (state.zd, rate.zd, pd))
+        return qdd.reshape(-1, 3)[:, :2]
+
+
+def tree_mechanism(mechanism: Mechanism) -> TreeMechanism:
+    """``mechanism`` on the joint-coordinate engine;
+    :class:`~.topology.UnsupportedMechanism` when it is not a rigid tree once its
+    clearance joints are cut (:func:`~.topology.tree_topology`)."""
+    return TreeMechanism(mechanism, tree_topology(mechanism))

@@ -1,0 +1,96 @@
+"""Equations of motion in joint coordinates (model/mechanics/tree/dynamics.py) against an
+analytic pendulum and against the absolute engine, evaluated at single states."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import model
+from model.mechanics import GROUND, Mechanism, RevoluteJoint, State
+from model.mechanics.tree import tree_mechanism
+from model.mechanics.tree.dynamics import evaluate
+from pipelines.build import build_mechanism
+from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS
+
+MASS, INERTIA, ARM, G = 0.7, 2e-3, 0.15, 9.81  # kg, kg m^2, m, m/s^2
+
+
+def pendulum() -> Mechanism:
+    """A bar pinned to the ground at its end, centre of mass ``ARM`` from the pin along its x axis."""
+    a = lambda *v: jnp.asarray(v, dtype=jnp.float64)  # noqa: E731
+    return Mechanism(masses=a(MASS), inertias=a(INERTIA), gravity=a(0.0, -G), initial_positions=a(ARM, 0.0, 0.0),
+                     revolute_joints=(RevoluteJoint(GROUND, 0, a(0.0, 0.0), a(-ARM, 0.0)),), prismatic_joints=(),
+                     fixed_joints=(), clearance_joints=(), drivers=(), body_names=("bar",))
+
+
+@jax.jit
+def pendulum_rates(angle, rate):
+    """The joint acceleration and the bar's centre-of-mass acceleration at ``(angle, rate)``."""
+    tree = tree_mechanism(pendulum())
+    flat = tree.flatten(tree.initial_state()._replace(z=angle[None], zd=rate[None]))
+    flat_rate = tree.flat_vector_field(0.0, flat)
+    return tree.unflatten(flat_rate).zd[0], tree.body_accelerations(flat, flat_rate)[0]
+
+
+@pytest.mark.parametrize("angle, rate", [(0.0, 0.0), (0.7, 3.0), (-2.0, -11.0)])
+def test_pendulum_acceleration_is_the_analytic_one(angle, rate):
+    """``(J + m l^2) phi'' = -m g l cos(phi)`` (the bar along x at ``phi = 0``), whatever the rate."""
+    acceleration, centre = pendulum_rates(jnp.asarray(angle), jnp.asarray(rate))
+    expected = -MASS * G * ARM * np.cos(angle) / (INERTIA + MASS * ARM**2)
+    assert float(acceleration) == pytest.approx(expected, rel=1e-13)
+    # the centre of mass moves on its circle: tangential and centripetal acceleration
+    tangential, radial = np.array([-np.sin(angle), np.cos(angle)]), np.array([np.cos(angle), np.sin(angle)])
+    np.testing.assert_allclose(centre, ARM * expected * tangential - ARM * rate**2 * radial, rtol=1e-12, atol=1e-12)
+
+
+def pushed_state(tree, coordinate: int, depth: float, speed: float):
+    """The initial state with free coordinate ``coordinate`` moved by ``depth`` at ``speed``."""
+    state = tree.initial_state()
+    return state._replace(z=state.z.at[coordinate].add(depth), zd=state.zd.at[coordinate].add(speed))
+
+
+@pytest.mark.parametrize("name, coordinate", [("flores_slider_crank.toml", 0), ("fourbar_two_clearances.toml", 1)])
+def test_rates_match_the_absolute_engine_in_contact(name, coordinate):
+    """At a state inside the clearance, closing, the joint engine's body accelerations,
+    driver torque, impact-memory rate and driver power equal the absolute engine's (an
+    independent formulation: Lagrange multipliers on 9 or more coordinates)."""
+    absolute = build_mechanism(load_mechanism(CONFIGS / name), "absolute")
+    tree = tree_mechanism(absolute)
+
+    @jax.jit
+    def both(tree):
+        clearance = tree.clearance_joints[0].clearance
+        flat = tree.flatten(pushed_state(tree, coordinate, -1.02 * clearance, -0.3))
+        rate = tree.flat_vector_field(0.0, flat)
+        state = tree.absolute_state(flat)
+        torques = evaluate(tree.absolute, tree.topology, tree.unflatten(flat)).driver_torques
+        reference = model.evaluate(tree.absolute, 0.0, state)
+        violation = jnp.max(jnp.abs(model.mechanics.constraints(tree.absolute, state.q, 0.0)))
+        return (tree.unflatten(rate), tree.body_accelerations(flat, rate), torques, violation, reference,
+                model.vector_field(0.0, state, tree.absolute))
+
+    tree_rate, accelerations, torques, violation, reference, absolute_rate = both(tree)
+    assert float(violation) < 1e-14
+    assert float(np.max(reference.contact.normal_force)) > 1.0  # N: in contact
+    scale = np.max(np.abs(reference.qdd))
+    np.testing.assert_allclose(accelerations, np.asarray(reference.qdd).reshape(-1, 3)[:, :2], rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(tree_rate.impact_memory, absolute_rate.impact_memory, rtol=1e-8)
+    assert float(tree_rate.driver_work) == pytest.approx(float(absolute_rate.driver_work), rel=1e-8)
+    np.testing.assert_allclose(torques, reference.driver_torques, rtol=1e-8)
+
+
+def test_projection_is_the_identity_and_the_state_round_trips():
+    tree = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    assert type(tree).__name__ == "TreeMechanism"
+    flat, absolute = jax.jit(lambda tree: (lambda flat: (flat, tree.absolute_state(flat)))(
+        tree.flatten(tree.initial_state())))(tree)
+    assert flat.shape == (2 * 2 + 1 + 1 + 1,)  # z, zd, one impact memory, driver work, crank angle
+    np.testing.assert_array_equal(tree.flatten(tree.unflatten(flat)), flat)
+    assert tree.project(0.0, flat) is flat
+    # the start is the absolute engine's
+    start = jax.jit(model.initial_state)(tree.absolute)
+    np.testing.assert_allclose(absolute.q, start.q, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(absolute.qd, start.qd, rtol=0, atol=1e-12)
+    assert isinstance(absolute, State)
