@@ -385,18 +385,24 @@ def static_shape(mechanism: Mechanism, q) -> Float[Array, " coords"]:
     initial (rigid-body) motion, so that the elastic forces balance them. The unknowns are all coordinates; the joints fix each body's frame and the
     deformation rows its shape. Gauss–Newton (``optimistix.GaussNewton``, minimum-norm steps)
     from ``q``, the undeformed assembly: the rigid motions the equations leave free move as
-    little as they can.
+    little as they can. Derivatives with respect to the mechanism's parameters are the
+    implicit ones (one Gauss–Newton step from the solution held constant).
     """
-    pinned = mechanism.idealised(with_offsets=True)
-    t = jnp.zeros((), q.dtype)
-
-    def residual(q_, _):
+    def residual(q_, mechanism_):
+        t = jnp.zeros((), q_.dtype)
+        pinned = mechanism_.idealised(with_offsets=True)
         return jnp.concatenate([constraints(pinned, q_, t),
-                                STATIC_SHAPE_SCALE * deformation_accelerations(mechanism, q_, t)])
+                                STATIC_SHAPE_SCALE * deformation_accelerations(mechanism_, q_, t)])
 
-    solution = optx.least_squares(residual, optx.GaussNewton(rtol=1e-12, atol=1e-14), q,
+    solution = optx.least_squares(residual, optx.GaussNewton(rtol=1e-12, atol=1e-14), q, args=mechanism,
                                   max_steps=STATIC_SHAPE_STEPS, throw=False)
-    return solution.value
+    # One more Gauss–Newton step from the solution held constant: its value is the solution's
+    # and its derivative with respect to the mechanism the implicit one,
+    # ``dq = -lstsq(dr/dq, dr/dtheta dtheta)`` (the residual vanishes there), in forward and
+    # reverse mode alike.
+    shape = jax.lax.stop_gradient(solution.value)
+    jacobian = jax.jacfwd(residual)(shape, mechanism)
+    return shape - jnp.linalg.lstsq(jacobian, residual(shape, mechanism))[0]
 
 
 # Gauss–Newton steps of the static shape at most (the elastic chain is linear up to its

@@ -72,6 +72,24 @@ def test_a_cantilever_under_its_weight_starts_deflected_and_at_rest():
     np.testing.assert_array_equal(np.asarray(state.qd), 0.0)
 
 
+def _tip(mechanism, gravity):
+    """The free end's vertical position (m) of the cantilever started static under ``gravity`` (m/s^2, along y)."""
+    state = dataclasses.replace(mechanism, gravity=jnp.stack([jnp.zeros_like(gravity), gravity])).initial_state()
+    q = state.q.reshape(-1, 3)
+    return q[-1, 1] + jnp.sin(q[-1, 2]) * LENGTH / ELEMENTS / 4
+
+
+@pytest.mark.validation
+def test_the_static_shape_differentiates_in_both_modes():
+    # linear elasticity: the deflection is proportional to the load, d tip / d g = tip / g
+    # (up to the geometric terms, 1e-7), in forward and reverse mode
+    mechanism = build_mechanism(mechanism_from_dict(copy.deepcopy(CANTILEVER), "cantilever.toml"))
+    gravity = jnp.asarray(-GRAVITY)
+    tip, slope = jax.jit(jax.jvp, static_argnums=0)(lambda g: _tip(mechanism, g), (gravity,), (jnp.ones(()),))
+    assert float(slope) == pytest.approx(float(tip) / -GRAVITY, rel=1e-6)
+    assert float(jax.jit(jax.grad(lambda g: _tip(mechanism, g)))(gravity)) == pytest.approx(float(slope), rel=1e-9)
+
+
 @pytest.mark.validation
 def test_the_flexible_slider_crank_started_static_does_not_ring_before_its_first_impact():
     # configs/flores_flexible.toml over its first 0.2 ms (the first impact is at 0.23 ms): the
