@@ -16,8 +16,9 @@ solver) is evaluated afresh there (:func:`with_end_rate`; one more evaluation of
 vector field per step). Kept from the unprojected end, it would be the next step's first
 stage at a state the step does not start from: in contact it is off by the contact
 stiffness times the correction, an error both solutions of the embedded pair share, so
-the error estimate does not see it; the impact memory then drifts after its capture and
-the solution depends on rounding through each impact (docs/integration.md). The step's
+the error estimate does not see it: the impact memory drifted after its capture, and
+solves of one point in refilling lanes and alone parted by more than the solver's
+tolerance (docs/integration.md). The step's
 error estimate and its dense output are those of the unprojected end (they differ by the
 correction, of the order of one step's local error). Pure JAX: it works under ``vmap``,
 in the refilling lanes and under forward and reverse mode alike.

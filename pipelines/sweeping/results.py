@@ -4,9 +4,8 @@ labelled with the config's swept paths and the mechanism's summary metrics (thos
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from model.metrics import BODY_METRICS, JOINT_METRICS
@@ -31,11 +30,24 @@ def metric_units(base: MechanismConfig) -> dict[str, str]:
     return units
 
 
-def sweep_results(design: SweepDesign, groups: Sequence[Group], rows: pd.DataFrame, metric_names: Sequence[str],
-                  continuous: Sequence[str], only: Sequence[int] | None = None) -> pd.DataFrame:
-    """The rows of ``results.parquet`` from the stored chunk ``rows`` (see :mod:`sweep.results`);
-    ``only``: those of these points alone."""
+def swept_values(design: SweepDesign) -> dict[str, list]:
+    """Every point's value of every swept path (SI, or the choice's name), by path."""
     points = design.points()
-    parameters = {path: [point[k].si for point in points] for k, path in enumerate(design.paths)}
-    return results_frame(parameters, groups, rows, metric_names, derivative_columns(design.derivatives, continuous),
-                         only=None if only is None else np.asarray(only))
+    return {path: [point[k].si for point in points] for k, path in enumerate(design.paths)}
+
+
+def sweep_results(design: SweepDesign, groups: Sequence[Group], rows: pd.DataFrame, metric_names: Sequence[str],
+                  continuous: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``results.parquet`` from the stored chunk ``rows`` (see :mod:`sweep.results`)."""
+    return results_frame(swept_values(design), groups, rows, metric_names,
+                         derivative_columns(design.derivatives, continuous))
+
+
+def chunk_labels(design: SweepDesign, groups: Sequence[Group], metric_names: Sequence[str],
+                 continuous: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """``rows -> `` the rows of ``results.parquet`` of the points of a chunk's stored
+    ``rows`` (:class:`sweep.store.PartialResults`), the swept values listed once."""
+    parameters = swept_values(design)
+    derivatives = derivative_columns(design.derivatives, continuous)
+    return lambda rows: results_frame(parameters, groups, rows, metric_names, derivatives,
+                                      only=rows["point"].to_numpy())

@@ -38,7 +38,7 @@ from .design import SweepDesign, parse_design
 from .figure_processes import FigureProcesses
 from .plan import plan_groups
 from .plot_design import PlotDesign
-from .results import metric_units, sweep_results
+from .results import chunk_labels, metric_units, sweep_results
 
 __all__ = ["SweepStudy", "check_plot_metrics", "load_sweep", "metric_units", "run_sweep", "write_sweep"]
 
@@ -234,8 +234,7 @@ def run_sweep(
     units = metric_units(base)
     continuous = groups[0].paths if groups else ()
     if out_dir is not None:
-        partial = PartialResults(Path(out_dir) / PARTIAL_RESULTS, lambda rows: sweep_results(
-            design, groups, rows, list(units), continuous, only=rows["point"].to_numpy()))
+        partial = PartialResults(Path(out_dir) / PARTIAL_RESULTS, chunk_labels(design, groups, list(units), continuous))
         try:
             store = ChunkStore(Path(out_dir) / "chunks", key, resume, provenance=provenance, partial=partial)
         except StoreMismatch as error:

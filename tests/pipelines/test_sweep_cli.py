@@ -37,9 +37,12 @@ def test_spec_example_runs_as_written(example):
     code, _, out = example
     assert code == 0
     assert {p.name for p in out.iterdir()} == {
-        "results.parquet", "sweep.json", "resolved_config.json", "chunks", "metrics.png", "main_effects.png",
-        "map_pin.max_normal_force.png",
+        "results.parquet", "results", "sweep.json", "resolved_config.json", "chunks", "metrics.png",
+        "main_effects.png", "map_pin.max_normal_force.png",
     }
+    # the table grown chunk by chunk ends as the results table, row for row
+    grown = pd.read_parquet(out / "results").sort_values("point").reset_index(drop=True)
+    pd.testing.assert_frame_equal(grown, pd.read_parquet(out / "results.parquet"), check_dtype=False)
     for figure in ("metrics.png", "main_effects.png", "map_pin.max_normal_force.png"):
         image = matplotlib.image.imread(out / figure)
         assert image.shape[0] > 300 and image.shape[1] > 300 and np.ptp(image) > 0
