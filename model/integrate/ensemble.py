@@ -241,7 +241,7 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     # the lanes' while loop has no reverse mode, so the lean explicit stage loop serves
     integrator = _Integrator(settings, _wrapped_terms(settings),
                              with_projection(make_solver(settings, mechanism=mechanisms, reverse_differentiable=False),
-                                             settings),
+                                             settings, mechanisms),
                              output_times, t1_clip_floor)
 
     def point_inputs(indices):

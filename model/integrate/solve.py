@@ -81,11 +81,14 @@ def make_solver(settings: SolverSettings, rtol: ArrayLike | None = None, atol: A
     return solver_class(root_finder=root_finder(settings, rtol, atol), root_find_max_steps=settings.root_max_steps)
 
 
-def with_projection(solver: diffrax.AbstractSolver, settings: SolverSettings) -> diffrax.AbstractSolver:
+def with_projection(solver: diffrax.AbstractSolver, settings: SolverSettings, mechanism: AbstractMechanism
+                    ) -> diffrax.AbstractSolver:
     """``solver`` wrapped in :class:`~model.integrate.projection.ConstraintProjection` when
-    ``settings.projection_iterations`` > 0 (the default): each step's end is projected onto
-    the ideal joints' constraints. What :func:`solve` and the refilling lanes step."""
-    if settings.projection_iterations > 0:
+    ``settings.projection_iterations`` > 0 (the default) and ``mechanism`` has constraint
+    rows to drift from (``mechanism.constrained``; a tree in joint coordinates has none):
+    each step's end is projected onto the ideal joints' constraints. What :func:`solve`
+    and the refilling lanes step."""
+    if settings.projection_iterations > 0 and mechanism.constrained:
         return ConstraintProjection(solver, settings.projection_iterations)
     return solver
 
@@ -130,7 +133,7 @@ def solve(
     ``(peak tracking's state, WearAccumulation)``.
     """
     y0 = mechanism.initial_state() if y0 is None else y0
-    solver = with_projection(make_solver(settings, rtol, atol, mechanism), settings)
+    solver = with_projection(make_solver(settings, rtol, atol, mechanism), settings, mechanism)
     if settings.adjoint == "checkpoint":
         solver = NonFiniteStepsCarryNoGradient(solver)
     solver = PeakTracking(solver)

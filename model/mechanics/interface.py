@@ -60,6 +60,13 @@ class AbstractMechanism(eqx.Module):
         :class:`model.window.MetricsWindow`; 0 by default)."""
         return self.metrics_window.start(self.drivers)
 
+    @property
+    def constrained(self) -> bool:
+        """Whether the state carries constraint rows it can drift from (the ideal joints of
+        an absolute-coordinate description), so that a solve projects each step's end back
+        onto them (:meth:`project`); ``True`` here."""
+        return True
+
     @abc.abstractmethod
     def initial_state(self) -> PyTree:
         """The consistent initial state at ``t = 0``."""

@@ -50,6 +50,12 @@ class TreeMechanism(AbstractMechanism):
         """The free joint coordinates: the flat state begins ``[z, zd, ...]``."""
         return self.topology.size
 
+    @property
+    def constrained(self) -> bool:
+        """``False``: a tree's joint coordinates satisfy its joints by construction, so a
+        solve does not project (nor re-evaluate the field after a projection)."""
+        return False
+
     def _sizes(self) -> tuple[int, int, int]:
         return self.topology.size, len(self.absolute.clearance_joints), len(self.topology.speed_drivers)
 

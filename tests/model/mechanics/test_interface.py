@@ -84,6 +84,6 @@ def test_a_solve_traces_the_vector_field_and_the_projection_once(monkeypatch):
     monkeypatch.setattr(dynamics, "flat_vector_field", counted("field", dynamics.flat_vector_field))
     monkeypatch.setattr(dynamics, "flat_projection", counted("projection", dynamics.flat_projection))
     jax.clear_caches()  # no jaxpr of an earlier test
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
     jax.jit(model.simulate, static_argnums=1).trace(mechanism, model.SolverSettings(t_end=1e-3, output_interval=1e-4))
     assert calls == {"field": 1, "projection": 1}
