@@ -21,8 +21,9 @@ What it measures (one run, same machine, ``docs/BENCHMARKS.md`` section 1e):
 
 Run from the repository root::
 
-    python benchmarks/numba_peer.py                       # everything (about 15 minutes)
+    python benchmarks/numba_peer.py --repeats 1           # everything (tens of minutes)
     python benchmarks/numba_peer.py --skip-sweeps         # the single simulation only
+    python benchmarks/numba_peer.py --skip-single --grids 64 --jax-cache DIR   # 4,096 points only
     python benchmarks/numba_peer.py --grid 16 --out FILE  # one peer grid (what the timing runs)
 """
 
@@ -288,15 +289,19 @@ def timed(command: list[str]) -> dict:
     return {"wall": time.perf_counter() - start, **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
-def sweeps(repeats: int) -> list[dict]:
+GRIDS = {16: "benchmarks/flores_sweep_256.toml", 64: "benchmarks/flores_sweep_4096.toml"}
+
+
+def sweeps(repeats: int, grids=tuple(GRIDS), cache: pathlib.Path | None = None) -> list[dict]:
     """End to end, warm, medians of ``repeats`` after one untimed run each: the peer's grid
     and ``clearance sweep`` on each engine (wall, and the sweep's in-run rate)."""
     from benchmarks.same_run_baseline import run_sweep
 
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="numba_peer_"))
-    cache = scratch / "jax_cache"
+    cache = cache or scratch / "jax_cache"
     rows = []
-    for num, config in ((16, "benchmarks/flores_sweep_256.toml"), (64, "benchmarks/flores_sweep_4096.toml")):
+    for num in grids:
+        config = GRIDS[num]
         runs: dict[str, list] = {"numba peer": [], "joint engine": [], "absolute engine": []}
         for repeat in range(repeats + 1):
             peer = timed([sys.executable, __file__, "--grid", str(num), "--out", str(scratch / f"peer_{num}.npy")])
@@ -321,10 +326,18 @@ def main(argv=None) -> int:
     parser.add_argument("--grid", type=int, help="solve one num x num grid (clearance x restitution) and exit")
     parser.add_argument("--out", type=pathlib.Path)
     parser.add_argument("--skip-sweeps", action="store_true")
+    parser.add_argument("--skip-single", action="store_true", help="the sweeps only")
+    parser.add_argument("--jax-cache", type=pathlib.Path, help="the sweeps' compilation cache (default: a fresh one)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--grids", type=int, nargs="+", default=list(GRIDS), help="grid sizes (16: 256 points, 64: 4,096)")
     args = parser.parse_args(argv)
     if args.grid:
         run_grid(args.grid, args.out)
+        return 0
+    if args.skip_single:
+        report = {"sweeps": sweeps(args.repeats, args.grids, args.jax_cache)}
+        for row in report["sweeps"]:
+            print(row)
         return 0
     peer = single()
     print(f"numba peer, one simulation: {peer['seconds'] * 1e3:.2f} ms, {peer['steps']} steps "
@@ -340,7 +353,7 @@ def main(argv=None) -> int:
             relative = (peer[key] - result[key]) / result[key]
             print(f"  {key}: peer {peer[key]:.9g}, ours {result[key]:.9g}, relative difference {relative:.2e}")
     if not args.skip_sweeps:
-        report["sweeps"] = sweeps(args.repeats)
+        report["sweeps"] = sweeps(args.repeats, args.grids, args.jax_cache)
         for row in report["sweeps"]:
             print(row)
     out = REPOSITORY / "outputs" / "benchmarks" / "numba_peer.json"

@@ -1,5 +1,6 @@
 """Planar multibody mechanics in absolute coordinates: the mechanism as data, ideal-joint
-constraints, applied and contact forces, and the equations of motion."""
+constraints, applied and contact forces, and the equations of motion; ``tree/``: the same
+mechanisms in the joint coordinates of their kinematic tree (docs/engine.md)."""
 
 from .constraints import constraint_jacobian as constraint_jacobian
 from .constraints import constraints as constraints

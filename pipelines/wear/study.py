@@ -116,7 +116,8 @@ def load_wear_study(path: str | Path, overrides: tuple[str, ...] | list[str] = (
     schema = parse_wear(raw, file)
     if getattr(config, "dimension", 2) != 2:
         raise ConfigError(file, "base", f"{config.source} is spatial; the wear study takes a planar mechanism")
-    mechanism = build_mechanism(config, "absolute")  # the bushing is worn in place (engine.md)
+    # absolute engine: the study writes the worn bore into the clearance joint (docs/engine.md)
+    mechanism = build_mechanism(config, "absolute")
     table = schema.wear
     if table.joint not in mechanism.clearance_names:
         raise ConfigError(file, "wear.joint", f"{table.joint!r} is not a revolute clearance joint of {config.source}; "
