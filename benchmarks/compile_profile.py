@@ -5,7 +5,7 @@ traced (``jit(f).trace``: Python through diffrax and the model into a jaxpr), lo
 (``.lower()``: jaxpr to StableHLO) and compiled (``.compile()``: XLA to CPU code), each
 timed on its own, in a fresh process per model so that no cache is warm. Also counted: the
 jaxpr's equations (nested ones included) and how many times the mechanism's vector field
-was called while tracing, and the lines of the optimised HLO.
+was called while tracing, and the instructions of the optimised HLO.
 
     python benchmarks/compile_profile.py                       # every model, the CLI's XLA flags
     python benchmarks/compile_profile.py --suite-flags         # XLA -O0, as the test suite
@@ -94,7 +94,7 @@ def profile_one(name: str, suite_flags: bool, cpu_time: bool) -> dict:
         "compile_s": compiled_at - start,
         "run_s": ran_at - compiled_at,
         "equations": _count_equations(traced.jaxpr.jaxpr),
-        "hlo_lines": len(compiled.as_text().splitlines()),
+        "hlo_instructions": sum(" = " in line for line in compiled.as_text().splitlines()),
         "field_traces": traced_fields,
         "steps": int(trajectory.steps),
         "peak_normal_force": np.asarray(trajectory.peaks.max_normal_force).tolist(),
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
             output = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPOSITORY).stdout
             row = json.loads(output.strip().splitlines()[-1])
             print(f"{row['model']:<11} {row['trace_s']:6.2f} {row['lower_s']:6.2f} {row['xla_s']:6.2f} "
-                  f"{row['compile_s']:6.2f} {row['run_s']:6.2f} {row['equations']:7d} {row['hlo_lines']:7d} {row['field_traces']:6d}  "
+                  f"{row['compile_s']:6.2f} {row['run_s']:6.2f} {row['equations']:7d} {row['hlo_instructions']:7d} {row['field_traces']:6d}  "
                   f"{row['peak_normal_force']} {row['peak_penetration']} steps {row['steps']}", flush=True)
 
 
