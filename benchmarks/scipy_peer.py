@@ -66,7 +66,7 @@ def load_flores(config_path: str | pathlib.Path = FLORES_CONFIG, overrides=(), *
     from pipelines.config import load_mechanism
 
     config = load_mechanism(config_path, overrides)
-    mechanism = build_mechanism(config)
+    mechanism = build_mechanism(config, "absolute")  # scipy steps the absolute-coordinate State
     return mechanism, solver_settings(config, **settings_changes)
 
 

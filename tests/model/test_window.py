@@ -7,8 +7,8 @@ about a minute of CPU); the reductions themselves are checked in the default run
 ``tests/model/integrate/test_peaks_window.py``."""
 
 import copy
-import dataclasses
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -47,7 +47,7 @@ def test_the_window_starts_after_the_driver_s_turns():
 
 
 def _windowed(mechanism, skip: float):
-    return dataclasses.replace(mechanism, metrics_window=model.MetricsWindow(skip=jnp.asarray(skip)))
+    return eqx.tree_at(lambda m: m.metrics_window, mechanism, model.MetricsWindow(skip=jnp.asarray(skip)))
 
 
 @pytest.fixture(scope="module")
