@@ -7,9 +7,9 @@ timed on its own, in a fresh process per model so that no cache is warm. Also co
 jaxpr's equations (nested ones included) and how many times the mechanism's vector field
 was called while tracing, and the instructions of the optimised HLO.
 
-    python benchmarks/compile_profile.py                       # every model, the CLI's XLA flags
-    python benchmarks/compile_profile.py --suite-flags         # XLA -O0, as the test suite
-    python benchmarks/compile_profile.py --models flores spatial --repeat 3 --cpu-time
+    python -m benchmarks.compile_profile --case profile                       # every model, the CLI's XLA flags
+    python -m benchmarks.compile_profile --case profile --suite-flags         # XLA -O0, as the test suite
+    python -m benchmarks.compile_profile --case profile --models flores spatial --repeat 3 --cpu-time
 
 Output: one row per model and repeat (seconds), and the peaks of each solve so that two
 revisions can be checked for identical results.
@@ -22,6 +22,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from benchmarks import harness
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 MODELS = {
@@ -102,7 +104,8 @@ def profile_one(name: str, suite_flags: bool, cpu_time: bool) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def profile(argv: list[str] | None = None) -> int:
+    """Trace, lower and compile time of each model's simulate, each model in a fresh process."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--repeat", type=int, default=1, help="fresh processes per model")
@@ -113,18 +116,21 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(profile_one(args.one, args.suite_flags, args.cpu_time)))
-        return
+        return 0
     print(f"{'model':<11} {'trace':>6} {'lower':>6} {'XLA':>6} {'total':>6} {'run':>6} {'eqns':>7} {'HLO':>7} {'fields':>6}  peaks")
     for name in args.models:
         for _ in range(args.repeat):
-            command = [sys.executable, __file__, "--one", name] + (["--suite-flags"] if args.suite_flags else []) \
+            command = [sys.executable, "-m", "benchmarks.compile_profile", "--case", "profile", "--one", name] + (["--suite-flags"] if args.suite_flags else []) \
                 + (["--cpu-time"] if args.cpu_time else [])
             output = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPOSITORY).stdout
             row = json.loads(output.strip().splitlines()[-1])
             print(f"{row['model']:<11} {row['trace_s']:6.2f} {row['lower_s']:6.2f} {row['xla_s']:6.2f} "
                   f"{row['compile_s']:6.2f} {row['run_s']:6.2f} {row['equations']:7d} {row['hlo_instructions']:7d} {row['field_traces']:6d}  "
                   f"{row['peak_normal_force']} {row['peak_penetration']} steps {row['steps']}", flush=True)
+    return 0
 
+
+CASES = {"profile": profile}
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(harness.main(CASES, __doc__))

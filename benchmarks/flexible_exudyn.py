@@ -19,7 +19,7 @@ count of this project's model against it, and the smaller Exudyn counts to show 
 reference has converged). Exudyn is an optional benchmark dependency: nothing in ``model``,
 ``sweep`` or ``pipelines`` imports it.
 
-    python benchmarks/flexible_exudyn.py --elements 10,20 --exudyn-elements 8,16,32
+    python -m benchmarks.flexible_exudyn --case compare --elements 10,20 --exudyn-elements 8,16,32
 
 prints the table and writes ``outputs/benchmarks/flexible_exudyn.json``.
 """
@@ -29,20 +29,19 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
 import time
 import tomllib
 
 import jax
 import numpy as np
 
-REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPOSITORY))
-import model  # noqa: E402
-from pipelines.build import build_mechanism, solver_settings  # noqa: E402
-from pipelines.config.loading import mechanism_from_dict  # noqa: E402
-from pipelines.flexible_outputs import midpoint_deflection  # noqa: E402
+import model
+from benchmarks import harness
+from pipelines.build import build_mechanism, solver_settings
+from pipelines.config.loading import mechanism_from_dict
+from pipelines.flexible_outputs import midpoint_deflection
 
+REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = REPOSITORY / "configs" / "flores_flexible.toml"
 SHEAR_FACTOR = 1.2  # rectangle (the config's section)
 
@@ -174,7 +173,8 @@ def differences(run: dict, reference: dict) -> dict:
     return result
 
 
-def main(argv=None) -> int:
+def compare(argv=None) -> int:
+    """This project's flexible rod (ideal pins) against Exudyn's geometrically exact beam."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--elements", default="10,20", help="this project's element counts")
     parser.add_argument("--exudyn-elements", default="8,16,32", help="Exudyn's (even); the last is the reference")
@@ -213,5 +213,7 @@ def main(argv=None) -> int:
     return 0
 
 
+CASES = {"compare": compare}
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(harness.main(CASES, __doc__))

@@ -10,7 +10,7 @@ Two ways to run a batch of points in one compiled call:
   advance together and a lane that finishes takes the next point of the batch, so nobody
   waits for the slowest member. Measured on one pinned core of this project's 2-core CPU
   (Flores, 24 ms, 128 points of a 16 x 16 clearance x restitution grid,
-  ``benchmarks/cpu_lanes.py``): 21.4 simulations per second at 32 lanes, 20.7 at 16, 17.3
+  ``benchmarks.throughput --case lanes``): 21.4 simulations per second at 32 lanes, 20.7 at 16, 17.3
   at 64; one unbatched Tsit5 step costs ~49 us, a lane's share of a 32-lane step 15-19 us.
   The lanes stay busy ~0.9 of the time, where a vmapped solve of 64 points is busy 0.37.
 - **vmap** (``jit(vmap(simulate))``, lockstep): used when derivatives are requested

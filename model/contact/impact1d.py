@@ -10,7 +10,7 @@ carries it, so this also tests the memory.
 
 The obtained coefficient of restitution is the separation speed over the approach speed
 after the bodies have parted. Used by ``tests/model/test_impact1d.py`` and
-``benchmarks/contact_restitution.py``.
+``benchmarks.accuracy --case restitution``.
 """
 
 import diffrax

@@ -47,7 +47,7 @@ def rotate(theta: Float[Array, ""], vector: Float[Array, "2"]) -> Float[Array, "
     slider-crank for its three angles). As the outer product of ``(cos, sin)`` with
     ``vector``, which reads each of them twice, they are computed once and stored; the
     derivatives (:func:`_rotate_jvp`) are built from the rotated vector and call neither
-    again (what that saves per lane: ``benchmarks/roofline.py``, docs/BENCHMARKS.md
+    again (what that saves per lane: ``benchmarks.overhead --case roofline``, docs/BENCHMARKS.md
     section 1d).
     """
     trig = jnp.stack([jnp.cos(theta), jnp.sin(theta)])

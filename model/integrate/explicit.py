@@ -5,7 +5,7 @@ stages run in a checkpointed while loop with buffers, a possible first stage, pe
 root finding and result bookkeeping. For the explicit FSAL tableaux this package uses
 (Tsit5, Dopri5, Dopri8, Bosh3) on a small flat state, that machinery is a measurable share
 of a step under ``vmap`` that the plain ``fori_loop`` below does without, and the compiled
-program is no larger (``benchmarks/roofline.py``; the figures in docs/BENCHMARKS.md
+program is no larger (``benchmarks.overhead --case roofline``; the figures in docs/BENCHMARKS.md
 section 1d).
 
 The classes here are diffrax's solvers (same tableau, interpolation, orders and solver

@@ -3,7 +3,7 @@
 The study (``docs/integration.md``) measured every solver at matched error on four
 cases (Flores, Flores with 100x Hertz stiffness, the low-speed slider-crank in
 mostly continuous contact, the two-clearance four-bar) and on six stiff persistent-contact
-variants of the low-speed slider-crank (``benchmarks/stiff_variants.py``: Hertz stiffness x1e4 and x1e6 or a
+variants of the low-speed slider-crank (``benchmarks.overhead --case stiff``: Hertz stiffness x1e4 and x1e6 or a
 linear 1e12 N/m law, restitution 0.9 or 0.05; output interval / contact period 37-550):
 
 - the step is set by the contact dynamics (impacts, and the micro-impacts of persistent
@@ -44,7 +44,7 @@ AUTO_SOLVER = "tsit5"
 # ~``STIFF_STEPS_PER_PERIOD`` steps per resolved period. Measured on the flexible Flores
 # slider-crank at m = 5, 10, 20 elements (24, 39, 69 coordinates), pinned to one core, from
 # the step attempts (accepted and rejected) and run times of Tsit5 and ROS34PW2 at rtol 1e-3
-# in ``benchmarks/flexible_work_precision.py`` (docs/integration.md, "Flexible bodies"):
+# in ``benchmarks.work_precision --case flexible`` (docs/integration.md, "Flexible bodies"):
 # a ROS34PW2 attempt cost 1.46, 1.87, 2.93 Tsit5 attempts (least-squares line: 0.63 +
 # 0.033 per coordinate) and took 11.8, 11.3, 10.0 attempts per contact period.
 STIFF_AUTO_SOLVER = "ros34pw2"

@@ -5,21 +5,14 @@ crosses the 0.5 mm clearance, hits the bearing once, and the first-impact figure
 two independent integrators (diffrax Tsit5 against scipy's DOP853 / LSODA) must agree.
 """
 
-import importlib.util
-import pathlib
-import sys
 
 import jax
 import numpy as np
 import pytest
 
 import model
+from benchmarks import peers
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("scipy_peer", ROOT / "benchmarks" / "scipy_peer.py")
-scipy_peer = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("scipy_peer", scipy_peer)  # dataclasses look their module up
-_spec.loader.exec_module(scipy_peer)
 
 T_END = 5e-4  # s: the first impact of the Flores case happens at ~0.23 ms
 
@@ -28,7 +21,7 @@ pytestmark = pytest.mark.slow  # scipy's DOP853 and LSODA on our compiled field
 
 @pytest.fixture(scope="module")
 def flores():
-    mechanism, settings = scipy_peer.load_flores(t_end=T_END)
+    mechanism, settings = peers.load_flores(t_end=T_END)
     return mechanism, settings
 
 
@@ -38,7 +31,7 @@ def diffrax_figures(flores):
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
     assert int(trajectory.result) == 0
     joint = 0
-    return scipy_peer.impact_figures(
+    return peers.impact_figures(
         trajectory.t, trajectory.penetration[:, joint], trajectory.normal_force[:, joint],
         trajectory.impact_memory[:, joint],
     ), trajectory
@@ -46,14 +39,14 @@ def diffrax_figures(flores):
 
 @pytest.fixture(scope="module")
 def field(flores):
-    return scipy_peer.compile_field(flores[0], with_jacobian=True)
+    return peers.compile_field(flores[0], with_jacobian=True)
 
 
 @pytest.mark.parametrize("method", ["DOP853", "LSODA"])
 def test_first_impact_agrees_with_diffrax(flores, diffrax_figures, field, method):
     mechanism, settings = flores
     ours, _ = diffrax_figures
-    peer = scipy_peer.solve_with_scipy(mechanism, settings, method, rtol=1e-8, atol=1e-11, field=field)
+    peer = peers.solve_with_scipy(mechanism, settings, method, rtol=1e-8, atol=1e-11, field=field)
     assert peer["success"], peer["message"]
     assert peer["num_impacts"] == ours["num_impacts"] == 1
     # the impact happens inside the window, after the journal crossed the clearance
@@ -70,7 +63,7 @@ def test_peer_trajectory_matches_diffrax_everywhere(flores, diffrax_figures, fie
     """The whole saved penetration history agrees, not just the extracted figures."""
     mechanism, settings = flores
     _, trajectory = diffrax_figures
-    peer = scipy_peer.solve_with_scipy(mechanism, settings, "DOP853", rtol=1e-8, atol=1e-11, field=field)
+    peer = peers.solve_with_scipy(mechanism, settings, "DOP853", rtol=1e-8, atol=1e-11, field=field)
     assert peer["y"].shape == (settings.num_outputs, field.y0.size)
     np.testing.assert_allclose(peer["penetration"], np.asarray(trajectory.penetration[:, 0]), rtol=0, atol=1e-7)
     assert peer["steps"] > 0 and peer["nfev"] >= 12 * peer["steps"]
@@ -96,5 +89,5 @@ def test_compiled_rhs_is_the_model_vector_field(flores, field):
     expected = np.asarray(ravel_pytree(model.vector_field(2e-4, in_contact, other))[0])
     np.testing.assert_allclose(field.for_mechanism(other).rhs(2e-4, y), expected, rtol=1e-12, atol=1e-12)
     assert not np.allclose(field.for_mechanism(other).rhs(2e-4, y), field.rhs(2e-4, y))
-    overhead = scipy_peer.call_overhead(field, calls=20)
+    overhead = peers.call_overhead(field, calls=20)
     assert overhead["python_call_seconds"] > 0 and overhead["trivial_jit_call_seconds"] > 0

@@ -10,24 +10,19 @@ generalised forces against the textbook equations.
 """
 
 import dataclasses
-import importlib.util
 import math
 import pathlib
-import sys
 
 import jax
 import numpy as np
 import pytest
 
 import model
+from benchmarks import peers
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("minimal_peer", ROOT / "benchmarks" / "minimal_peer.py")
-minimal_peer = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("minimal_peer", minimal_peer)  # dataclasses look their module up
-_spec.loader.exec_module(minimal_peer)
 
 CONFIG = ROOT / "configs" / "flores_slider_crank.toml"
 T_END = 4e-4  # s: the first impact of the Flores case starts at ~0.23 ms and ends before 0.3 ms
@@ -42,26 +37,26 @@ def ours():
     settings = solver_settings(config, t_end=T_END, rtol=RTOL, atol=RTOL * 1e-3)
     trajectory = jax.jit(model.simulate, static_argnums=1)(mechanism, settings)
     assert int(trajectory.result) == 0
-    return minimal_peer.impact_figures(np.asarray(trajectory.t), np.asarray(trajectory.penetration[:, 0]),
+    return peers.impact_figures(np.asarray(trajectory.t), np.asarray(trajectory.penetration[:, 0]),
                                        np.asarray(trajectory.normal_force[:, 0]),
                                        np.asarray(trajectory.impact_memory[:, 0]))
 
 
 @pytest.fixture(scope="module")
 def peer():
-    result = minimal_peer.solve(minimal_peer.from_config(CONFIG), T_END, 1e-5, "DOP853", RTOL, RTOL * 1e-3)
+    result = peers.solve_minimal(peers.from_config(CONFIG), T_END, 1e-5, "DOP853", RTOL, RTOL * 1e-3)
     assert result["success"], result["message"]
     return result
 
 
 def test_defaults_are_the_flores_config():
-    loaded, defaults = minimal_peer.from_config(CONFIG), minimal_peer.SliderCrank()
+    loaded, defaults = peers.from_config(CONFIG), peers.SliderCrank()
     for field in dataclasses.fields(defaults):
         assert math.isclose(getattr(loaded, field.name), getattr(defaults, field.name), rel_tol=1e-14), field.name
 
 
 def test_hertz_stiffness_matches_the_model():
-    params = minimal_peer.SliderCrank()
+    params = peers.SliderCrank()
     modulus = model.effective_modulus(207e9, 0.3, 207e9, 0.3)
     expected = float(model.hertz_pin_stiffness(modulus, params.bearing_radius, params.clearance))
     assert math.isclose(params.stiffness, expected, rel_tol=1e-12)
@@ -70,11 +65,11 @@ def test_hertz_stiffness_matches_the_model():
 def test_initial_state_satisfies_the_ideal_joints():
     """At t = 0 the journal sits on the bearing centre and moves with it (zero eccentricity
     and rate), and the conrod angle rate is the slider-crank's -r omega cos(phi) / (L cos beta)."""
-    params = minimal_peer.SliderCrank()
-    y0 = minimal_peer.initial_state(params)
-    outputs = minimal_peer.contact_outputs(params, np.zeros(1), y0[None])
+    params = peers.SliderCrank()
+    y0 = peers.minimal_initial_state(params)
+    outputs = peers.contact_outputs(params, np.zeros(1), y0[None])
     assert outputs["penetration"][0] == pytest.approx(-params.clearance, abs=1e-15)
-    rates = minimal_peer.make_rhs(params)(0.0, y0)
+    rates = peers.make_rhs(params)(0.0, y0)
     assert rates[3] == 0.0 and y0[2] == pytest.approx(-params.crank_length * params.crank_speed / params.conrod_length)
 
 
@@ -93,8 +88,8 @@ def test_closing_speed_does_not_depend_on_the_force_law():
     set by the kinematics alone: another restitution changes the impact's peak force but not
     the speed it starts with. (Up to ~1e-9: the memory freezes over the first 20 nm of
     penetration, where the force law already acts.)"""
-    base = minimal_peer.SliderCrank()
-    fast = minimal_peer.solve(base, 3.5e-4, 1e-5, "DOP853", 1e-9, 1e-12)
-    other_law = minimal_peer.solve(base.replace(restitution=0.5), 3.5e-4, 1e-5, "DOP853", 1e-9, 1e-12)
+    base = peers.SliderCrank()
+    fast = peers.solve_minimal(base, 3.5e-4, 1e-5, "DOP853", 1e-9, 1e-12)
+    other_law = peers.solve_minimal(base.replace(restitution=0.5), 3.5e-4, 1e-5, "DOP853", 1e-9, 1e-12)
     assert fast["first_impact_velocity"] == pytest.approx(other_law["first_impact_velocity"], rel=1e-7)
     assert fast["peak_normal_force"][0] != pytest.approx(other_law["peak_normal_force"][0], rel=1e-3)

@@ -1,4 +1,4 @@
-"""``benchmarks/gpu_sweep.py --quick`` runs end to end on the CPU, so that the script works
+"""``python -m benchmarks.throughput --case gpu --quick`` runs end to end on the CPU, so that the script works
 the first time a GPU is there: every mode runs every size without a failed point, and the
 accelerator-side modes agree with the CPU path."""
 
@@ -14,7 +14,7 @@ REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path):
-    done = subprocess.run([sys.executable, "benchmarks/gpu_sweep.py", "--quick", "--out", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "benchmarks.throughput", "--case", "gpu", "--quick", "--out", str(tmp_path)],
                           cwd=REPOSITORY, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads((tmp_path / "gpu_sweep.json").read_text())["runs"]

@@ -1,15 +1,9 @@
-"""The stability-margin probe (``benchmarks/stability_margin.py``): Tsit5's stability
+"""The stability-margin probe (``python -m benchmarks.overhead --case stability``): Tsit5's stability
 function and the margin it gives a step."""
-
-import importlib.util
-import pathlib
 
 import numpy as np
 
-_PATH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "stability_margin.py"
-_spec = importlib.util.spec_from_file_location("stability_margin", _PATH)
-stability_margin = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stability_margin)
+from benchmarks import overhead as stability_margin
 
 
 def test_stability_function_is_exp_to_fifth_order():

@@ -1,19 +1,11 @@
-"""Slicing convergence of the cylindrical clearance joint (``benchmarks/slicing_convergence.py``):
+"""Slicing convergence of the cylindrical clearance joint (``python -m benchmarks.accuracy --case slicing``):
 uniform contact is exact for any number of slices; a tilted journal converges to the
 continuum line contact (closed-form integrals of the penetration wedge) as N grows."""
-
-import importlib.util
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "slicing_convergence.py"
-_SPEC = importlib.util.spec_from_file_location("slicing_convergence", _PATH)
-slicing = importlib.util.module_from_spec(_SPEC)
-sys.modules["slicing_convergence"] = slicing
-_SPEC.loader.exec_module(slicing)
+from benchmarks import accuracy as slicing
 
 SLICES = (5, 10, 20, 40)
 
