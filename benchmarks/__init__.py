@@ -9,7 +9,7 @@ Each script runs as ``python -m benchmarks.<script> --case NAME [options]``
   stiff variants, stability margin, roofline, engine field);
 - ``gradients``: reverse-mode noise, spatial reverse mode, the API's slope;
 - ``work_precision``: work-precision studies (planar, flexible);
-- ``compile_profile``: compile time and program size per model;
+- ``compile_profile``: compile time and program size per model, and of the examples;
 - ``flexible_exudyn``: the flexible slider-crank against Exudyn;
 - ``accuracy``: model checks (restitution, lubrication, slicing, calibration coverage);
 - ``peers``: the reference models (scipy on our field, minimal coordinates, numba).

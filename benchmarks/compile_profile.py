@@ -12,7 +12,8 @@ was called while tracing, and the instructions of the optimised HLO.
     python -m benchmarks.compile_profile --case profile --models flores spatial --repeat 3 --cpu-time
 
 Output: one row per model and repeat (seconds), and the peaks of each solve so that two
-revisions can be checked for identical results.
+revisions can be checked for identical results. Case ``examples``: the same for each step
+of the README's and docs/api.md's examples (``--suite-flags``: as the test suite runs them).
 """
 
 from __future__ import annotations
@@ -130,7 +131,62 @@ def profile(argv: list[str] | None = None) -> int:
     return 0
 
 
-CASES = {"profile": profile}
+def examples(argv: list[str] | None = None) -> int:
+    """CPU and wall time of each step of the README's and docs/api.md's examples, in this
+    process: loading, the first solve and its metrics, the reverse-mode gradient, the batch
+    of three, forward mode and its batch of two, each followed by a second call."""
+    parser = argparse.ArgumentParser(description=examples.__doc__.splitlines()[0])
+    parser.add_argument("--suite-flags", action="store_true", help="XLA backend optimisation level 0, as the test suite")
+    parser.add_argument("--no-jit", action="store_true", help="peak_force called without jax.jit")
+    parser.add_argument("--overrides", nargs="*", default=["simulation.t_end=0.5 ms", "simulation.rtol=1e-8"],
+                        help="the examples' overrides of configs/flores_slider_crank.toml")
+    args = parser.parse_args(argv)
+    import time
+
+    import model
+    from model._config import add_xla_flags
+
+    model.configure()
+    if args.suite_flags:
+        add_xla_flags(("--xla_backend_optimization_level=0",))
+    import jax
+    import jax.numpy as jnp
+
+    import pipelines
+
+    rows = []
+
+    def step(name, function):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        jax.block_until_ready(function())
+        rows.append((name, f"{time.process_time() - start_cpu:.1f}", f"{time.perf_counter() - start:.1f}"))
+        print(" | ".join(rows[-1]), flush=True)
+
+    loaded = {}
+    step("load the config", lambda: loaded.setdefault("crank", pipelines.load(
+        REPOSITORY / "configs" / "flores_slider_crank.toml", args.overrides)).mechanism.clearance_joints[0].clearance)
+    crank = loaded["crank"]
+    step("first solve and its metrics", lambda: crank.metrics()["pin.max_normal_force"])
+
+    def peak(configured):
+        def peak_force(clearance):
+            return configured.with_parameters({"joints.pin.clearance": clearance}).metrics()["pin.max_normal_force"]
+
+        return peak_force if args.no_jit else jax.jit(peak_force)
+
+    reverse, forward = peak(crank), peak(crank.with_settings(adjoint="forward"))
+    step("reverse-mode gradient", lambda: jax.grad(reverse)(0.5e-3))
+    step("again", lambda: jax.grad(reverse)(0.4e-3))
+    step("batch of three", lambda: jax.vmap(reverse)(jnp.array([0.1e-3, 0.25e-3, 0.5e-3])))
+    step("again", lambda: jax.vmap(reverse)(jnp.array([0.2e-3, 0.3e-3, 0.4e-3])))
+    step("forward-mode slope", lambda: jax.jacfwd(forward)(0.5e-3))
+    step("again", lambda: jax.jacfwd(forward)(0.4e-3))
+    step("forward batch of two", lambda: jax.vmap(forward)(jnp.array([0.3e-3, 0.5e-3])))
+    print("\n" + harness.markdown_table(["step", "CPU (s)", "wall (s)"], rows))
+    return 0
+
+
+CASES = {"profile": profile, "examples": examples}
 
 if __name__ == "__main__":
     raise SystemExit(harness.main(CASES, __doc__))
