@@ -49,6 +49,7 @@ from jaxtyping import Array, Float
 
 from ..mechanics.interface import AbstractMechanism
 from ._diffrax import unvmap_any
+from .solver_state import carried_rate
 from .wrapped_solver import AbstractDelegatingSolver
 
 SUBDIVISIONS = 4
@@ -111,12 +112,9 @@ def end_rate(solver: diffrax.AbstractSolver, solver_state, t1, y1: Float[Array, 
     returned where the solver keeps it for its next step (the first-same-as-last
     derivative of diffrax's explicit and ESDIRK Runge-Kutta solvers, the field of the
     Rosenbrock-W solver), so that it costs nothing; evaluated otherwise (Rodas*)."""
-    if isinstance(solver, diffrax.AbstractRungeKutta) and isinstance(solver_state, tuple) and len(solver_state) == 2:
-        rate = solver_state[1]
-        # an IMEX solver keeps its terms' parts apart
-        return sum(rate[1:], start=rate[0]) if isinstance(rate, tuple) else rate
-    if hasattr(solver_state, "field"):
-        return solver_state.field
+    rate = carried_rate(solver, solver_state)
+    if rate is not None:
+        return rate
     return mechanism.flat_vector_field(t1, y1)
 
 

@@ -12,7 +12,7 @@ stays at the size of one step's error instead of accumulating over the run.
 The projected end is what the controller judges and what the next step starts from, and
 the derivative a solver carries into its next step (the first-same-as-last stage of
 diffrax's explicit and ESDIRK Runge-Kutta solvers, the end field of the Rosenbrock-W
-solver) is evaluated afresh there (:func:`with_end_rate`; one more evaluation of the
+solver) is evaluated afresh there (:func:`~model.integrate.solver_state.with_carried_rate`; one more evaluation of the
 vector field per step). Kept from the unprojected end, it would be the next step's first
 stage at a state the step does not start from: in contact it is off by the contact
 stiffness times the correction, an error both solutions of the embedded pair share, so
@@ -28,23 +28,9 @@ from __future__ import annotations
 
 import diffrax
 import equinox as eqx
-from jaxtyping import PyTree
 
+from .solver_state import with_carried_rate
 from .wrapped_solver import AbstractDelegatingSolver
-
-
-def with_end_rate(solver: diffrax.AbstractSolver, solver_state: PyTree, rate: PyTree) -> PyTree:
-    """``solver_state`` with the derivative it carries into the next step replaced by ``rate``
-    (``solver.func`` at the next step's start): the FSAL derivative ``(first_step, f0)`` of
-    diffrax's Runge-Kutta solvers, the ``field`` of the Rosenbrock-W state; a state that
-    carries none (Rodas*: ``None``) is returned as it is. The layouts read by
-    :func:`model.integrate.peaks.end_rate`."""
-    if isinstance(solver, diffrax.AbstractRungeKutta) and isinstance(solver_state, tuple) and len(solver_state) == 2:
-        first_step, _ = solver_state
-        return first_step, rate
-    if hasattr(solver_state, "field"):
-        return eqx.tree_at(lambda state: state.field, solver_state, rate)
-    return solver_state
 
 
 class ConstraintProjection(AbstractDelegatingSolver):
@@ -53,7 +39,7 @@ class ConstraintProjection(AbstractDelegatingSolver):
     whose flat state the solve steps) at the step's end time, with ``iterations``
     Gauss-Newton steps on the positions (:meth:`AbstractMechanism.project`), and the
     derivative the solver carries into the next step is the field at the projected end
-    (:func:`with_end_rate`)."""
+    (:func:`~model.integrate.solver_state.with_carried_rate`)."""
 
     solver: diffrax.AbstractSolver
     iterations: int = eqx.field(static=True, default=1)
@@ -63,8 +49,8 @@ class ConstraintProjection(AbstractDelegatingSolver):
             terms, t0, t1, y0, args, solver_state, made_jump)
         y1 = args.project(t1, y1, self.iterations)
         if solver_state is not None:
-            solver_state = with_end_rate(self.solver, solver_state, self.solver.func(terms, t1, y1, args))
+            solver_state = with_carried_rate(self.solver, solver_state, self.solver.func(terms, t1, y1, args))
         return y1, y_error, dense_info, solver_state, result
 
 
-__all__ = ["ConstraintProjection", "with_end_rate"]
+__all__ = ["ConstraintProjection"]

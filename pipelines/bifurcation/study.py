@@ -22,6 +22,7 @@ from sweep.run import pad_rows
 from ..config import MechanismConfig
 from ..config.loading import load_pipeline_mechanism, si_value_in_base
 from ..errors import ConfigError
+from ..sweeping.section import section_columns, section_samples
 from .schema import BifurcationTable, parse_bifurcation_table
 
 KEY = "bifurcation"
@@ -115,14 +116,7 @@ def section_function(study: BifurcationStudy):
             period_tolerance=table.period_tolerance, chaos_threshold=table.chaos_threshold,
             reverse_differentiable=False,
         )
-        section = outcome.section
-        return {
-            "lyapunov_max": outcome.lyapunov.exponents[0] if table.lyapunov else jax.numpy.nan,
-            "lyapunov_change": outcome.lyapunov.change[0] if table.lyapunov else jax.numpy.nan,
-            "period": outcome.period, "motion": outcome.motion, "success": outcome.lyapunov.success,
-            "t": section.t, "eccentricity": section.eccentricity,
-            "positions": section.body_positions, "velocities": section.qd.reshape(section.qd.shape[0], -1, 3)[:, :, :2],
-        }
+        return section_samples(outcome, table.lyapunov)
 
     if table.batch > 1:
         return jax.jit(jax.vmap(one)), mechanism
@@ -158,17 +152,6 @@ def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> Bifurcati
         "lyapunov_change": merged["lyapunov_change"],
         "success": merged["success"].astype(bool),
     })
-    periods = study.table.periods
-    columns = {
-        path: np.repeat(study.values, periods),
-        "section": np.tile(np.arange(periods), len(study.values)),
-        "t": merged["t"].reshape(-1),
-    }
-    for index, name in enumerate(mechanism.clearance_names):
-        columns[f"{name}.ex"] = merged["eccentricity"][:, :, index, 0].reshape(-1)
-        columns[f"{name}.ey"] = merged["eccentricity"][:, :, index, 1].reshape(-1)
-    for index, name in enumerate(mechanism.body_names):
-        for axis, label in enumerate("xy"):
-            columns[f"{name}.{label}"] = merged["positions"][:, :, index, axis].reshape(-1)
-            columns[f"{name}.v{label}"] = merged["velocities"][:, :, index, axis].reshape(-1)
+    columns = {path: np.repeat(study.values, study.table.periods),
+               **section_columns(mechanism, merged, study.table.periods)}
     return BifurcationResult(summary, pd.DataFrame(columns))

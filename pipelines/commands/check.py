@@ -5,7 +5,8 @@ validated by its own pipeline's loader, the code its command runs, stopping shor
 needs a solve or a data file: a sweep (``[sweep]``) by :func:`load_sweep` (and, when a value
 is valid only together with other swept values, by planning its points), a calibration
 (``[data]`` / ``[[fit]]``) by :func:`check_calibration`, a tolerance design (``[[design]]``) by
-:func:`load_design_problem`. The report lists the base, its values and every parameter,
+:func:`load_design_problem`, a bifurcation study (``[bifurcation]``) by :func:`load_bifurcation`,
+a wear study (``[wear]``) by :func:`load_wear_study`. The report lists the base, its values and every parameter,
 constraint and recorded signal of the pipeline in SI.
 """
 
@@ -44,12 +45,14 @@ def check_pipeline(path: str, overrides: list[str], raw: dict[str, Any]) -> dict
     """Validate a pipeline config and its base with the pipeline's loader; report its SI values."""
     checks: dict[str, Callable[[str, list[str]], tuple[MechanismConfig, dict, dict, list[str]]]] = {
         "sweep": _check_sweep, "fit": _check_calibration, "data": _check_calibration, "design": _check_design,
+        "bifurcation": _check_bifurcation, "wear": _check_wear,
     }
     table = next((name for name in checks if name in raw), None)
     if table is None:
         # The base is still checked, so that its errors name the base file.
         load_pipeline_mechanism(path, overrides)
-        raise ConfigError(str(path), "", "a pipeline config (with `base`) needs a [sweep], [[fit]] or [[design]] table")
+        raise ConfigError(str(path), "", "a pipeline config (with `base`) needs a [sweep], [[fit]], [[design]], [bifurcation] or "
+                                          "[wear] table")
     mechanism, parameters, metrics, signals = checks[table](path, overrides)
     return {
         "config": str(path),
@@ -107,3 +110,19 @@ def _check_design(path: str, overrides: list[str]) -> tuple[MechanismConfig, dic
         metrics[f"constraints.{index}"] = {"metric": constraint.metric,
                                            f"{constraint.bound} [{unit}]" if unit else constraint.bound: constraint.limit}
     return base, parameters, metrics, []
+
+
+def _check_bifurcation(path: str, overrides: list[str]) -> tuple[MechanismConfig, dict, dict, list[str]]:
+    from ..bifurcation.study import load_bifurcation
+
+    study = load_bifurcation(path, overrides)
+    parameter = {"path": study.table.parameter, "base_value": study.base.si_value(study.table.parameter),
+                 "values": study.values.tolist()}
+    return study.base, {"bifurcation.parameter": parameter}, {}, []
+
+
+def _check_wear(path: str, overrides: list[str]) -> tuple[MechanismConfig, dict, dict, list[str]]:
+    from ..wear.study import load_wear_study
+
+    study = load_wear_study(path, overrides)
+    return study.config, {"wear.joint": {"name": study.joint_name, "cycle_period": study.period}}, {}, []

@@ -40,6 +40,7 @@ from sweep.design import grid_values, saltelli_unit_samples, scale_unit_samples,
 from ..config import MechanismConfig, si_value_in_base
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si
+from .section import SectionSpec
 from .table import ParameterTable, parse_sweep_table
 
 
@@ -83,7 +84,7 @@ class SweepDesign:
     source: str = ""
     sensitivity: bool = False  # sobol only: Saltelli samples (SALib) and Sobol' indices
     derivatives: tuple[str, ...] = ()  # metrics whose derivatives w.r.t. the continuous paths are wanted
-    lyapunov: tuple[int, int] | None = None  # (transient, counted) driver periods of the metric lyapunov_max
+    section: SectionSpec | None = None  # the section metrics ([sweep.section])
 
     @property
     def sampled_parameters(self) -> tuple[Parameter, ...]:
@@ -127,22 +128,24 @@ def parse_design(pipeline: Mapping[str, Any], base: MechanismConfig, source: str
         for index, entry in enumerate(table.parameters)
     )
     samples = table.samples if table.design != "grid" else None
-    lyapunov = None
-    if table.lyapunov is not None:
+    section = None
+    if table.section is not None:
         if not any(driver.type == "constant_speed" for driver in getattr(base, "drivers", ())) or \
                 getattr(base, "dimension", 2) != 2:
-            raise ConfigError(source, "sweep.lyapunov", "lyapunov_max needs a planar mechanism with a constant-speed "
-                                                        f"driver (its period); {base.source} has none")
+            raise ConfigError(source, "sweep.section", "the section needs a planar mechanism with a constant-speed "
+                                                       f"driver (its period); {base.source} has none")
         from model.integrate.settings import EXPLICIT_SOLVERS
 
         from ..build import solver_settings
 
-        if solver_settings(base).solver not in EXPLICIT_SOLVERS:
-            raise ConfigError(source, "sweep.lyapunov", "lyapunov_max integrates the tangents with an explicit solver "
-                                                        f"({', '.join(sorted(EXPLICIT_SOLVERS))}); set simulation.solver")
-        lyapunov = (table.lyapunov.transient_periods, table.lyapunov.periods)
+        if table.section.lyapunov and solver_settings(base).solver not in EXPLICIT_SOLVERS:
+            raise ConfigError(source, "sweep.section.lyapunov", "lyapunov_max integrates the tangents with an "
+                                                                f"explicit solver ({', '.join(sorted(EXPLICIT_SOLVERS))}); "
+                                                                "set simulation.solver")
+        section = SectionSpec(table.section.transient_periods, table.section.periods, table.section.max_period,
+                              table.section.lyapunov)
     return SweepDesign(table.design, parameters, samples, table.seed, source, table.sensitivity,
-                       tuple(dict.fromkeys(table.derivatives)), lyapunov)
+                       tuple(dict.fromkeys(table.derivatives)), section)
 
 
 def _parameter(entry: ParameterTable, key: str, kind: str, base: MechanismConfig, source: str, defer: bool) -> Parameter:

@@ -246,8 +246,37 @@ def sobol_figure(indices: pd.DataFrame, design: PlotDesign, metrics: Sequence[st
     return figure
 
 
+def poincare_figure(poincare: pd.DataFrame, frame: pd.DataFrame, continuous: Sequence[str]) -> Figure:
+    """Every point's Poincaré section: the first clearance joint's journal centre at the
+    section (µm), one colour per point, and, where a continuous path is swept, the section's
+    ``e_x`` against its first such path (the bifurcation diagram of the sweep)."""
+    joints = [column[:-3] for column in poincare.columns if column.endswith(".ex")]
+    panels = 2 if continuous else 1
+    figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.5), layout="constrained", squeeze=False)
+    if not joints or poincare.empty:
+        for ax in axes[0]:
+            ax.text(0.5, 0.5, "no section samples (no clearance joint, or no point ran)", ha="center",
+                    va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+        return figure
+    joint = joints[0]
+    ex, ey = poincare[f"{joint}.ex"] * 1e6, poincare[f"{joint}.ey"] * 1e6
+    ax = axes[0, 0]
+    ax.scatter(ex, ey, c=poincare["point"], s=4, cmap="viridis")
+    ax.set(title=f"Poincaré map: journal centre of {joint}", xlabel="e_x (µm)", ylabel="e_y (µm)")
+    ax.set_aspect("equal", adjustable="datalim")
+    if continuous:
+        path = continuous[0]
+        values = frame.set_index("point")[path].reindex(poincare["point"]).to_numpy()
+        ax = axes[0, 1]
+        ax.plot(values, ex, ".", color="k", markersize=2)
+        ax.set(title=f"Section of {joint} against {path.rsplit('.', 1)[-1]}", xlabel=path, ylabel="e_x (µm)")
+    return figure
+
+
 FIGURES: dict[str, Callable[..., Figure]] = {
     "metrics": metrics_figure, "main_effects": main_effects_figure, "grid_map": grid_map_figure, "sobol": sobol_figure,
+    "poincare": poincare_figure,
 }
 
 

@@ -67,6 +67,7 @@ class SweepStudy:
     resumed_points: int = 0  # points taken from an earlier run's chunks
     provenance: dict = dataclasses.field(default_factory=dict)
     sobol: pd.DataFrame | None = None
+    poincare: pd.DataFrame | None = None  # with [sweep.section]: every point's section samples
 
     @property
     def continuous_paths(self) -> tuple[str, ...]:
@@ -88,7 +89,7 @@ class SweepStudy:
             "seed": self.design.seed if self.design.kind != "grid" else None,
             "sensitivity": self.design.sensitivity,
             "derivatives": list(self.design.derivatives),
-            **({"lyapunov": list(self.design.lyapunov)} if self.design.lyapunov else {}),
+            **({"section": self.design.section.record()} if self.design.section else {}),
             "parameters": {
                 p.path: {"continuous": p.path in self.continuous_paths, "unit": p.unit, "scale": p.scale,
                          **({"bounds": list(p.bounds)} if p.sampled else {"levels": [level.si for level in p.levels]})}
@@ -160,7 +161,7 @@ def resolved_sweep(design: SweepDesign, base: MechanismConfig, groups: Sequence[
         "design": {
             "kind": design.kind, "samples": design.samples, "seed": design.seed, "sensitivity": design.sensitivity,
             "derivatives": list(design.derivatives),
-            **({"lyapunov": list(design.lyapunov)} if design.lyapunov else {}),
+            **({"section": design.section.record()} if design.section else {}),
             "parameters": [
                 {"path": p.path, "unit": p.unit, "scale": p.scale,
                  **({"bounds": list(p.bounds)} if p.sampled else {"levels": [level.si for level in p.levels]})}
@@ -294,15 +295,19 @@ def run_sweep(
         if isinstance(executor, str) and isinstance(runner, (ProcessExecutor, RayExecutor)):  # made here
             runner.close()
     frame = sweep_results(design, groups, store.rows(), list(units), continuous)
-    if design.lyapunov is not None:
-        from .lyapunov import METRIC, UNIT, lyapunov_column
+    poincare = None
+    if design.section is not None:
+        from .section import UNITS, section_metrics
 
-        frame[METRIC] = lyapunov_column(groups, frame["point"].to_numpy(), *design.lyapunov, progress=progress)
-        units = {**units, METRIC: UNIT}
+        columns, poincare = section_metrics(groups, frame["point"].to_numpy(), design.section, progress=progress)
+        for name, column in columns.items():
+            frame[name] = column
+        units = {**units, **{name: UNITS[name] for name in columns if name in UNITS}}
     study = SweepStudy(
         design, base, groups, runs, frame, units, time.perf_counter() - start, list(store.chunks), resolved, key,
         getattr(runner, "name", str(executor)), chunk_size, len(finished), provenance,
     )
+    study.poincare = poincare
     if design.sensitivity:
         from sweep.sensitivity import sobol_indices
 
@@ -361,6 +366,9 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
         with atomic_path(written[-2]) as temporary:
             study.sobol.to_csv(temporary, index=False)
         write_json(written[-1], {"indices": study.sobol.to_dict(orient="records")})
+    if study.poincare is not None:
+        written.append(out_dir / "poincare.parquet")
+        write_parquet(written[-1], study.poincare)
     # the figures last, so the results are on disk before matplotlib is even imported
     design, continuous = PlotDesign.of(study.design), study.continuous_paths
     jobs = [(out_dir / "metrics.png", "metrics", (study.frame, design, continuous, metrics, study.units)),
@@ -370,6 +378,8 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
                      (study.frame, design, continuous, metrics[0], study.units[metrics[0]])))
     if study.sobol is not None:
         jobs.append((out_dir / "sobol_indices.png", "sobol", (study.sobol, design, metrics)))
+    if study.poincare is not None:
+        jobs.append((out_dir / "poincare.png", "poincare", (study.poincare, study.frame, continuous)))
     if figure_processes is None:
         from .plots import render_figure
 

@@ -92,15 +92,27 @@ class ParameterTable(BaseModel):
         return self
 
 
-class LyapunovTable(BaseModel):
-    """``[sweep.lyapunov]``: ask for the metric ``lyapunov_max`` (1/s) of every point."""
+class SectionTable(BaseModel):
+    """``[sweep.section]``: ask for every point's Poincaré section (``poincare.parquet``) and
+    the metrics ``period``, ``motion`` and ``lyapunov_max`` (docs/nonlinear.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    transient_periods: _integer(0) = Field(10, description="driver periods discarded before the exponent is "
-                                                            "counted (count)")
-    periods: _integer(1) = Field(20, description="driver periods over which the largest Lyapunov exponent "
-                                                 "(1/s) is averaged (count)")
+    transient_periods: _integer(0) = Field(10, description="driver periods discarded before the section is "
+                                                            "sampled (count)")
+    periods: _integer(2) = Field(20, description="driver periods sampled, once per period: the section's "
+                                                 "samples and the span the exponent is averaged over (count)")
+    max_period: _integer(1) = Field(8, description="the longest period, in driver periods, the metric period "
+                                                   "looks for (count; period 0: none up to it)")
+    lyapunov: Boolean = Field(True, description="also compute the metric lyapunov_max, the largest Lyapunov "
+                                                "exponent (1/s)")
+
+    @model_validator(mode="after")
+    def _enough_periods(self) -> "SectionTable":
+        if self.periods < 2 * self.max_period:
+            raise FieldError(["periods"], f"at least 2 x max_period = {2 * self.max_period} samples are needed to "
+                                          f"find a period up to {self.max_period}; got {self.periods}")
+        return self
 
 
 class SweepTable(BaseModel):
@@ -113,8 +125,9 @@ class SweepTable(BaseModel):
     seed: _integer(0) = 0
     sensitivity: Boolean = False
     derivatives: Annotated[list[str], BeforeValidator(_metric_names)] = []
-    lyapunov: LyapunovTable | None = Field(None, description="adds the metric lyapunov_max (1/s), the largest "
-                                                             "Lyapunov exponent of each point (docs/nonlinear.md)")
+    section: SectionTable | None = Field(None, description="adds each point's Poincaré section "
+                                                           "(poincare.parquet) and the metrics period, motion and "
+                                                           "lyapunov_max (docs/nonlinear.md)")
     parameters: Annotated[list[ParameterTable], Field(min_length=1)]
 
     @model_validator(mode="after")

@@ -140,6 +140,18 @@ def test_bad_pipeline_names_pipeline_file_and_key(capsys, tmp_path, name, old, n
     assert fragment in assert_one_error_line(err, path, key)
 
 
+@pytest.mark.parametrize("name", ["bifurcation_speed.toml", "bifurcation_clearance.toml", "bifurcation_fourbar.toml",
+                                  "wear_flores.toml"])
+def test_check_bifurcation_and_wear_studies(capsys, name):
+    """Every shipped study config, checked by its command's own loader."""
+    code, out, err = check(capsys, CONFIGS / name)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["mechanism"] and report["parameters"]
+    entry = next(iter(report["parameters"].values()))
+    assert "values" not in entry or len(entry["values"]) >= 2
+
+
 def test_pipeline_without_a_pipeline_table_is_refused(capsys, tmp_path):
     shutil.copy(SPEC, tmp_path / SPEC.name)
     path = tmp_path / "pipeline.toml"
@@ -147,7 +159,7 @@ def test_pipeline_without_a_pipeline_table_is_refused(capsys, tmp_path):
     code, _, err = check(capsys, path)
     assert code == 2
     assert err.strip().splitlines() == [
-        f"error: {path}: a pipeline config (with `base`) needs a [sweep], [[fit]] or [[design]] table"
+        f"error: {path}: a pipeline config (with `base`) needs a [sweep], [[fit]], [[design]], [bifurcation] or [wear] table"
     ]
 
 

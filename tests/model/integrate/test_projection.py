@@ -81,22 +81,3 @@ def test_spatial_projection_returns_to_the_constraints():
     assert float(jnp.max(jnp.abs(spatial_constraint_rate(mechanism, state.x, state.v, t)))) < 1e-13
     quaternions = state.x.reshape(-1, 7)[:, 3:]
     np.testing.assert_allclose(jnp.linalg.norm(quaternions, axis=1), 1.0, atol=1e-15)
-
-
-def test_the_next_step_starts_from_the_field_at_the_projected_end():
-    """The derivative a solver carries into its next step is replaced, in each solver
-    family's state layout, and a state that carries none is left alone."""
-    import diffrax
-
-    from model.integrate.projection import with_end_rate
-    from model.integrate.rosenbrock_w import Ros34PW2, WState
-
-    stale, fresh = jnp.zeros(4), jnp.arange(4.0)
-    first_step, rate = with_end_rate(diffrax.Tsit5(), (jnp.array(False), stale), fresh)
-    assert not bool(first_step) and (rate == fresh).all()
-    imex = with_end_rate(diffrax.KenCarp3(), (jnp.array(False), (stale, stale)), (stale, fresh))
-    assert (imex[1][1] == fresh).all()
-    kept = WState(jnp.eye(4), stale, jnp.array(3, jnp.int32), stale)
-    refreshed = with_end_rate(Ros34PW2(), kept, fresh)
-    assert (refreshed.field == fresh).all() and (refreshed.jacobian == kept.jacobian).all() and int(refreshed.age) == 3
-    assert with_end_rate(model.Rodas5P(), None, fresh) is None

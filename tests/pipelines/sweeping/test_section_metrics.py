@@ -1,0 +1,61 @@
+"""The section metrics of a sweep (``[sweep.section]``): ``period``, ``motion``,
+``lyapunov_max`` and ``poincare.parquet``."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipelines.cli import main
+
+from tests.helpers import CONFIGS
+from tests.pipelines.bifurcation.test_bifurcation_cli import ideal_slider_crank
+
+SECTION = "[sweep.section]\ntransient_periods = 2\nperiods = 12\nmax_period = 4\n"
+
+
+def _write(folder, base, section=SECTION, speeds='["600 rpm"]'):
+    path = folder / "sweep.toml"
+    path.write_text(f'base = "{base}"\n\n[sweep]\ndesign = "grid"\n\n[[sweep.parameters]]\n'
+                    f'path = "drivers.motor.speed"\nvalues = {speeds}\n\n{section}\n'
+                    '[simulation]\nt_end = "10 ms"\nsolver = "tsit5"\n')
+    return path
+
+
+def _one_error_line(capsys, path, key):
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}: {key}"), lines
+
+
+def test_the_section_needs_a_constant_speed_driver(tmp_path, capsys):
+    path = tmp_path / "sweep.toml"
+    path.write_text(f'base = "{CONFIGS / "flexible_cantilever.toml"}"\n\n[sweep]\n\n[[sweep.parameters]]\n'
+                    'path = "simulation.t_end"\nvalues = ["1 ms"]\n\n[sweep.section]\nperiods = 20\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    _one_error_line(capsys, path, "sweep.section")
+
+
+def test_too_few_periods_for_the_longest_period(tmp_path, capsys):
+    path = _write(tmp_path, CONFIGS / "flores_slider_crank.toml",
+                  section="[sweep.section]\nperiods = 6\nmax_period = 4\n")
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    _one_error_line(capsys, path, "sweep.section.periods")
+
+
+@pytest.mark.slow
+def test_ideal_slider_crank_section_in_a_sweep(tmp_path):
+    """The ideal-joint slider-crank at two speeds: period 1 (one section point repeated),
+    periodic, and the exponent of its Baumgarte-stabilised constraints negative and above
+    -alpha = -5 1/s (docs/nonlinear.md); the section table has every point's samples."""
+    config = _write(tmp_path, ideal_slider_crank(tmp_path), speeds='["600 rpm", "900 rpm"]')
+    out = tmp_path / "out"
+    assert main(["sweep", str(config), "--out", str(out), "--executor", "local", "--no-progress"]) == 0
+    results = pd.read_parquet(out / "results.parquet")
+    assert (results["period"] == 1).all() and (results["motion"] == "periodic").all()
+    assert np.all((results["lyapunov_max"] < 0.0) & (results["lyapunov_max"] > -5.5))
+    poincare = pd.read_parquet(out / "poincare.parquet")
+    assert sorted(poincare["point"].unique()) == sorted(results["point"])
+    assert (poincare.groupby("point")["section"].count() == 12).all()
+    crank_x = [column for column in poincare.columns if column.endswith(".x")][0]
+    for _, samples in poincare.groupby("point"):  # a period-1 motion: the same point every period
+        assert np.ptp(samples[crank_x]) < 1e-6
+    assert (out / "poincare.png").stat().st_size > 0
