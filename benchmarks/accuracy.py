@@ -1,8 +1,8 @@
 """Accuracy checks of the model against closed forms, independent runs and known truths:
 the restitution each contact law delivers (case ``restitution``), the dry against the
 lubricated slider-crank (case ``lubrication``), the slicing convergence of the cylindrical
-clearance joint (case ``slicing``) and the coverage of the calibration's intervals
-(case ``calibration``)::
+clearance joint (case ``slicing``), the coverage of the calibration's intervals (case ``calibration``) and the
+Lyapunov spectrum against lyapax (case ``lyapunov-peer``)::
 
     python -m benchmarks.accuracy --list
     python -m benchmarks.accuracy --case slicing
@@ -495,7 +495,72 @@ def _jacobian_x(outcome) -> np.ndarray:
     return result.last.jacobian[best] / derivative[None, :]
 
 
-CASES = {"restitution": restitution, "lubrication": lubrication, "slicing": slicing, "calibration": calibration}
+# ---------------------------------------------------------------------- lyapunov-peer
+LORENZ_SIGMA, LORENZ_BETA = 10.0, 8.0 / 3.0
+
+
+def _lorenz(t, y, rho):
+    x, y_, z = y
+    return jnp.stack([LORENZ_SIGMA * (y_ - x), x * (rho - z) - y_, x * y_ - LORENZ_BETA * z])
+
+
+def lyapunov_peer(argv=None) -> int:
+    """The Lorenz spectrum over a batch of rho by model.nonlinear.lyapunov_exponents and by
+    lyapax (an independent JAX Benettin/QR code), in the same run: exponents and the
+    batched cost per trajectory (docs/nonlinear.md). Needs ``pip install lyapax``.
+
+        PYTHONPATH=$PWD python -m benchmarks.accuracy --case lyapunov-peer
+    """
+    parser = argparse.ArgumentParser(description=lyapunov_peer.__doc__.splitlines()[0])
+    parser.add_argument("--rhos", type=int, default=7, help="values of rho from 25 to 31 (odd: 28 is one)")
+    parser.add_argument("--time", type=float, default=500.0, help="counted time (after 50 discarded)")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args(argv)
+    try:
+        import lyapax
+        from lyapax.adaptive import diffrax_adaptive_step
+    except ImportError:
+        print("lyapax is not installed: pip install lyapax")
+        return 2
+    import diffrax
+
+    from model.nonlinear import lyapunov_exponents
+
+    rhos = jnp.linspace(25.0, 31.0, args.rhos)
+    transient, interval, start = 50.0, 1.0, jnp.array([1.0, 1.0, 20.0])
+    counted = int(args.time / interval)
+
+    def ours(rho):
+        return lyapunov_exponents(_lorenz, start, rho, t0=0.0, interval=interval, num_intervals=counted,
+                                  num_exponents=3, transient_intervals=int(transient / interval),
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-10),
+                                  adjoint=diffrax.ForwardMode()).exponents
+
+    def theirs(rho):
+        problem = lyapax.ode_problem(lambda y: _lorenz(0.0, y, rho), start, dt=interval,
+                                     integrator=diffrax_adaptive_step(rtol=1e-8, atol=1e-10, max_steps=100_000))
+        return lyapax.lyapunov_spectrum(problem, n_steps=counted, t_transient=transient).exponents
+
+    arms = {}
+    for name, function in (("clearance", ours), (f"lyapax {getattr(lyapax, '__version__', '')}".strip(), theirs)):
+        batched = jax.jit(jax.vmap(function))
+        arms[name] = functools.partial(lambda f: jax.block_until_ready(f(rhos)), batched)
+    timings = harness.interleaved(arms, repeats=args.repeats)
+    print(harness.timing_table(timings))
+    print(f"\nper trajectory (best wall / {args.rhos}): "
+          + ", ".join(f"{name} {t.best / args.rhos:.3g} s" for name, t in timings.items()))
+    results = {name: np.asarray(t.result) for name, t in timings.items()}
+    rows = []
+    for index, rho in enumerate(np.asarray(rhos)):
+        rows.append([f"{rho:.3g}", *[" / ".join(f"{value:.4g}" for value in result[index]) for result in results.values()]])
+    print()
+    print(harness.markdown_table(["rho", *[f"{name}: spectrum (1/time)" for name in results]], rows))
+    largest = np.stack([result[:, 0] for result in results.values()])
+    print(f"\nlargest exponent, largest difference over rho: {np.max(np.abs(largest[0] - largest[1])):.3g}")
+
+
+CASES = {"restitution": restitution, "lubrication": lubrication, "slicing": slicing, "calibration": calibration,
+         "lyapunov-peer": lyapunov_peer}
 
 if __name__ == "__main__":
     raise SystemExit(harness.main(CASES, __doc__))
