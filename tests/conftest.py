@@ -65,11 +65,19 @@ def _drop_compiled_functions():
     gc.collect()
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: the added marks count there
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the costliest files first: files with more ``slow`` tests (each over 10 s of
+    """Every ``validation`` test is also ``slow``: the fast tier (``-m "not slow"``, whose
+    ``-m`` replaces the default ``-m 'not validation'``) is a part of the default run, not
+    a selection that takes in the validations without a ``slow`` mark.
+
+    Then the costliest files first: files with more ``slow`` tests (each over 10 s of
     compilation and solving) before the others, collection order otherwise. The two
     workers take a file at a time as they free up (``--dist loadfile``, with xdist's own
     reordering by test count turned off in ``pyproject.toml``); with the long files first,
     the run ends on short ones instead of one worker finishing a long file alone."""
     slow_per_file = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+    for item in items:
+        if item.get_closest_marker("validation") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: -slow_per_file[item.path])  # stable: collection order otherwise

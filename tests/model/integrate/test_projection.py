@@ -51,33 +51,49 @@ def _perturbed(flat, scale, key):
     return flat + scale * jax.random.normal(key, flat.shape, flat.dtype)
 
 
+@eqx.filter_jit
+def planar_projection(mechanism, moved, t, coords: int):
+    """The projected state and, at its ``coords`` positions, the constraints, their rate and
+    Jacobian, in one compiled program."""
+    projected = mechanism.project(t, moved, 2)
+    q, qd = projected[:coords], projected[coords : 2 * coords]
+    return (projected, constraints(mechanism, q, t), constraint_rate(mechanism, q, qd, t), constraint_jacobian(mechanism, q, t),
+            mass_diagonal(mechanism))
+
+
 def test_planar_projection_is_the_least_kinetic_energy_correction():
     mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
     state = mechanism.initial_state()
     flat = mechanism.flatten(state)
     coords = state.q.size
     moved = _perturbed(flat, PERTURBATION, jax.random.PRNGKey(0)).at[2 * coords :].set(flat[2 * coords :])
-    t = jnp.asarray(0.0)
-    projected = eqx.filter_jit(lambda m, y: m.project(t, y, 2))(mechanism, moved)
-    q, qd = projected[:coords], projected[coords : 2 * coords]
-    assert float(jnp.max(jnp.abs(constraints(mechanism, q, t)))) < 1e-20
-    assert float(jnp.max(jnp.abs(constraint_rate(mechanism, q, qd, t)))) < 1e-13
+    projected, position_error, rate_error, jacobian, masses = planar_projection(mechanism, moved, jnp.asarray(0.0), coords)
+    q = projected[:coords]
+    assert float(jnp.max(jnp.abs(position_error))) < 1e-20
+    assert float(jnp.max(jnp.abs(rate_error))) < 1e-13
     # M dq lies in the range of Phi_q^T: no component along the constraint manifold
-    jacobian = np.asarray(constraint_jacobian(mechanism, q, t))
+    jacobian = np.asarray(jacobian)
     null_space = np.linalg.svd(jacobian)[2][jacobian.shape[0]:]
-    weighted = np.asarray(mass_diagonal(mechanism)) * np.asarray(q - moved[:coords])
+    weighted = np.asarray(masses) * np.asarray(q - moved[:coords])
     assert np.max(np.abs(null_space @ weighted)) < 1e-8 * np.max(np.abs(weighted))
     np.testing.assert_array_equal(projected[2 * coords :], moved[2 * coords :])  # memory, work kept
+
+
+@eqx.filter_jit
+def spatial_projection(mechanism, moved, t):
+    """The projected state and, at it, the constraints, their rate and the quaternions'
+    norms, in one compiled program."""
+    state = mechanism.unflatten(mechanism.project(t, moved, 2))
+    return (all_constraints(mechanism, state.x, t), spatial_constraint_rate(mechanism, state.x, state.v, t),
+            jnp.linalg.norm(state.x.reshape(-1, 7)[:, 3:], axis=1))
 
 
 def test_spatial_projection_returns_to_the_constraints():
     mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     flat = mechanism.flatten(mechanism.initial_state())
     moved = _perturbed(flat, PERTURBATION, jax.random.PRNGKey(1))
-    t = jnp.asarray(0.0)
-    projected = eqx.filter_jit(lambda m, y: m.project(t, y, 2))(mechanism, moved)
-    state = mechanism.unflatten(projected)
-    assert float(jnp.max(jnp.abs(all_constraints(mechanism, state.x, t)))) < 1e-20
-    assert float(jnp.max(jnp.abs(spatial_constraint_rate(mechanism, state.x, state.v, t)))) < 1e-13
-    quaternions = state.x.reshape(-1, 7)[:, 3:]
-    np.testing.assert_allclose(jnp.linalg.norm(quaternions, axis=1), 1.0, atol=1e-15)
+    position_error, rate_error, norms = spatial_projection(mechanism, moved, jnp.asarray(0.0))
+    assert float(jnp.max(jnp.abs(position_error))) < 1e-20
+    assert float(jnp.max(jnp.abs(rate_error))) < 1e-13
+    np.testing.assert_allclose(norms, 1.0, atol=1e-15)
+

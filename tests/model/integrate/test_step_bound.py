@@ -5,6 +5,7 @@ import pathlib
 from dataclasses import replace
 
 import diffrax
+import equinox as eqx
 import jax
 import numpy as np
 import pytest
@@ -44,14 +45,21 @@ def flores_steps():
     return mechanism, settings, np.asarray(solution.ts[:steps]), np.asarray(solution.ys[:steps])
 
 
+@eqx.filter_jit
+def step_bounds(mechanism, ys):
+    """``open_joint_step_bound`` at each saved state, in one compiled program."""
+    return jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys)
+
+
 def test_bound_follows_the_contact_state(flores_steps):
     """On the saved states: inf in contact and within 1 % of c of the wall; in flight,
     share x T_c or the time to reach the wall at the current closing speed, if longer.
     The gap and speed come from ``model.evaluate`` (the force path), not the bound's own."""
     mechanism, _, _, ys = flores_steps
     joints = len(mechanism.clearance_joints)
-    bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys))
-    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.mechanics.dynamics.unflatten_state(y, joints)).contact)(ys)
+    bounds = np.asarray(step_bounds(mechanism, ys))
+    contact = eqx.filter_jit(jax.vmap(lambda m, y: model.evaluate(m, 0.0, model.mechanics.dynamics.unflatten_state(y, joints)).contact,
+                                      (None, 0)))(mechanism, ys)
     gap, speed = -np.asarray(contact.penetration[:, 0]), np.asarray(contact.normal_rate[:, 0])
     period = float(model.contact_periods(mechanism)[0])
     clearance = float(mechanism.clearance_joints[0].clearance)
@@ -64,7 +72,7 @@ def test_bound_follows_the_contact_state(flores_steps):
 
 def test_every_step_from_flight_keeps_the_bound(flores_steps):
     mechanism, _, ts, ys = flores_steps
-    bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys[:-1]))
+    bounds = np.asarray(step_bounds(mechanism, ys[:-1]))
     steps = np.diff(ts)
     held = np.isfinite(bounds)
     assert held.sum() >= 5
@@ -78,7 +86,7 @@ def test_controller_cuts_only_from_flight(flores_steps):
     passes the proposal through."""
     mechanism, settings, _, ys = flores_steps
     controller = make_controller(mechanism, replace(settings, dtmax_contact_share=SHARE))
-    bounds = np.asarray(jax.vmap(lambda y: open_joint_step_bound(mechanism, y, SHARE))(ys))
+    bounds = np.asarray(step_bounds(mechanism, ys))
     flight_bound = float(bounds[np.isfinite(bounds)][-1])  # the last flight state: share x T_c near the wall
     flight, contact = ys[np.isfinite(bounds)][-1], ys[np.argmax(np.isinf(bounds))]
     assert flight_bound == pytest.approx(SHARE * float(model.contact_periods(mechanism)[0]), rel=1e-12)

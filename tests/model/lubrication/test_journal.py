@@ -213,10 +213,10 @@ def test_free_journal_slows_down_and_the_film_dissipates(spin_down):
         return -(action.force @ (centres[0] - centres[1]) + action.journal_torque * qd[3 * SHAFT + 2]
                  + action.bearing_torque * qd[3 * SLEEVE + 2])
 
-    power = np.asarray(jax.vmap(dissipation)(states.q, states.qd))
+    power = np.asarray(jax.jit(jax.vmap(dissipation))(states.q, states.qd))  # one compile, not one per operation
     assert np.all(power >= 0.0)
     # energy: what the film dissipates is what the bodies lose (kinetic + the sleeve's weight)
     weights = jnp.repeat(mechanism.masses, 3) * jnp.tile(jnp.append(mechanism.gravity, 0.0), mechanism.num_bodies)
-    energy = np.asarray(jax.vmap(lambda q, qd: kinetic_energy(mechanism, qd) - q @ weights)(states.q, states.qd))
+    energy = np.asarray(jax.jit(jax.vmap(lambda q, qd: kinetic_energy(mechanism, qd) - q @ weights))(states.q, states.qd))
     dissipated = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * 1e-4)])
     np.testing.assert_allclose(energy[0] - energy, dissipated, rtol=2e-3, atol=1e-4 * dissipated[-1])

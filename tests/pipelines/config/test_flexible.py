@@ -50,20 +50,15 @@ def test_bad_flexible_input_names_the_key(override, key):
     assert key in str(error.value)
 
 
-def test_cli_refuses_bad_input_and_writes_nothing(tmp_path):
-    import subprocess
-    import sys
+def test_cli_refuses_bad_input_and_writes_nothing(tmp_path, capsys):
+    from pipelines.cli import main
 
     config = tmp_path / "beam.toml"
     shutil.copy(CANTILEVER, config)
     out = tmp_path / "out"
-    result = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "simulate", str(config), "--out", str(out),
-         "--set", "bodies.beam.flexible.segments=0"], capture_output=True, text=True,
-        cwd=Path(__file__).resolve().parents[3],
-    )
-    assert result.returncode == 2
-    assert result.stderr.strip().count("\n") == 0 and "bodies.beam.flexible.segments" in result.stderr
+    assert main(["simulate", str(config), "--out", str(out), "--set", "bodies.beam.flexible.segments=0"]) == 2
+    stderr = capsys.readouterr().err
+    assert stderr.strip().count("\n") == 0 and "bodies.beam.flexible.segments" in stderr
     assert not out.exists()
 
 

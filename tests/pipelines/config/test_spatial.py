@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.cli import main
 from pipelines.config import load_mechanism
 from pipelines.errors import ConfigError
 from tests.helpers import CONFIGS, ball_in_socket
@@ -95,10 +96,7 @@ def _with_lubrication(tmp_path, after: str, table: str = LUBRICATION_TABLE) -> P
 
 
 @pytest.mark.slow
-def test_lubrication_table_on_the_cylindrical_pin_loads_and_builds(tmp_path):
-    import subprocess
-    import sys
-
+def test_lubrication_table_on_the_cylindrical_pin_loads_and_builds(tmp_path, capsys):
     from pipelines.build_spatial import build_spatial
 
     path = _with_lubrication(tmp_path, 'coefficient = 0.0\n')
@@ -110,19 +108,14 @@ def test_lubrication_table_on_the_cylindrical_pin_loads_and_builds(tmp_path):
     assert film.model == "finite_bearing" and float(film.length) == pytest.approx(0.02)
     explicit = load_mechanism(path, ['joints.pin.lubrication.length="40 mm"'])
     assert explicit.joints[2]["lubrication"].length == pytest.approx(0.04)
-    check = subprocess.run([sys.executable, "-m", "pipelines.cli", "check", str(path)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
+    assert main(["check", str(path)]) == 0, capsys.readouterr().err
 
 
-def test_lubrication_on_another_spatial_joint_is_one_error_line(tmp_path):
-    import subprocess
-    import sys
-
+def test_lubrication_on_another_spatial_joint_is_one_error_line(tmp_path, capsys):
     path = _with_lubrication(tmp_path, 'axis = [1.0, 0.0, 0.0]\n')  # the prismatic guide
-    check = subprocess.run([sys.executable, "-m", "pipelines.cli", "check", str(path)], capture_output=True, text=True)
-    assert check.returncode == 2
-    assert check.stderr.strip() == (f"error: {path}: joints.guide.lubrication: "
-                                    "only a cylindrical_clearance joint takes a lubrication table")
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: {path}: joints.guide.lubrication: "
+                                               "only a cylindrical_clearance joint takes a lubrication table")
     with pytest.raises(ConfigError) as error:
         load_mechanism(_with_lubrication(tmp_path, 'coefficient = 0.0\n'), ['joints.pin.lubrication.model="thin"'])
     assert error.value.key.startswith("joints.pin.lubrication.model")

@@ -4,6 +4,7 @@
 split into one block (a cantilever), several coupled blocks (the double link) and blocks
 with dropped redundant rows (the slider-crank)."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,14 +23,11 @@ def mass_matrix(mechanism, x):
     return jax.scipy.linalg.block_diag(*[m for b in range(mechanism.num_bodies) for m in (blocks[b], inertias[b])])
 
 
-@pytest.mark.parametrize("config", ["flores_slider_crank_3d.toml", "double_link_ideal.toml",
-                                    "flexible_cantilever_3d.toml"])
-def test_block_solve_equals_the_dense_augmented_system(config):
-    mechanism = build_mechanism(load_mechanism(CONFIGS / config))
-    state = mechanism.initial_state()
-    rng = np.random.default_rng(3)
-    state = state._replace(v=state.v + jnp.asarray(rng.normal(size=state.v.shape)))  # gyroscopic and convective terms on
-    x, v, t = state.x, state.v, 1e-3
+@eqx.filter_jit
+def both_solves(mechanism, state, t):
+    """The dense augmented system's solution, the engine's ``(vdot, multipliers)`` and the
+    row groups' rows (static: read at trace time), in one compiled program."""
+    x, v = state.x, state.v
     generalised, _ = forces.contact_forces(mechanism, x, v, state.impact_memory)
     omegas = v.reshape(-1, 2, 3)[:, 1]
     momenta = jnp.einsum("bij,bj->bi", dynamics.world_inertias(mechanism, x), omegas)
@@ -40,12 +38,23 @@ def test_block_solve_equals_the_dense_augmented_system(config):
     augmented = jnp.block([[mass_matrix(mechanism, x), jacobian.T], [jacobian, jnp.zeros((rows, rows))]])
     solution = jnp.linalg.solve(augmented, jnp.concatenate([applied, acceleration_rhs(mechanism, x, v, t)]))
     out = dynamics.evaluate(mechanism, t, state)
-    groups = jacobian_row_groups(mechanism, x, t)
-    assert sorted(row for group in groups for row in group.rows) == list(range(rows))
-    scale = float(jnp.max(jnp.abs(solution[: v.size])))
-    np.testing.assert_allclose(out.vdot, solution[: v.size], rtol=0, atol=1e-11 * scale)
-    np.testing.assert_allclose(out.multipliers, solution[v.size :], rtol=0,
-                               atol=1e-11 * float(jnp.max(jnp.abs(solution[v.size :]))))
+    grouped = [row for group in jacobian_row_groups(mechanism, x, t) for row in group.rows]
+    return solution, out.vdot, out.multipliers, jnp.asarray(grouped), rows
+
+
+@pytest.mark.parametrize("config", ["flores_slider_crank_3d.toml", "double_link_ideal.toml",
+                                    "flexible_cantilever_3d.toml"])
+def test_block_solve_equals_the_dense_augmented_system(config):
+    mechanism = build_mechanism(load_mechanism(CONFIGS / config))
+    state = mechanism.initial_state()
+    rng = np.random.default_rng(3)
+    state = state._replace(v=state.v + jnp.asarray(rng.normal(size=state.v.shape)))  # gyroscopic and convective terms on
+    solution, vdot, multipliers, grouped, rows = both_solves(mechanism, state, 1e-3)
+    size = state.v.size
+    assert sorted(np.asarray(grouped).tolist()) == list(range(rows))
+    scale = float(jnp.max(jnp.abs(solution[:size])))
+    np.testing.assert_allclose(vdot, solution[:size], rtol=0, atol=1e-11 * scale)
+    np.testing.assert_allclose(multipliers, solution[size:], rtol=0, atol=1e-11 * float(jnp.max(jnp.abs(solution[size:]))))
 
 
 def test_slider_crank_splits_into_blocks():
