@@ -38,6 +38,16 @@ def axis_angle_quaternion(axis: Float[ArrayLike, "3"], angle: ArrayLike) -> Floa
     return jnp.concatenate([jnp.cos(half)[None], jnp.sin(half) * axis])
 
 
+def rotate_by_vector(vector: Float[ArrayLike, "3"], rotation: Float[ArrayLike, "3"]) -> Float[Array, "3"]:
+    """``vector`` turned by the rotation vector ``rotation`` (angle = its length, rad), by
+    Rodrigues' formula; finite derivatives at zero rotation."""
+    rotation = jnp.asarray(rotation)
+    angle = jnp.sqrt(rotation @ rotation + 1e-300)
+    axis = rotation / angle
+    return (vector * jnp.cos(angle) + jnp.cross(axis, vector) * jnp.sin(angle)
+            + axis * (axis @ vector) * (1.0 - jnp.cos(angle)))
+
+
 def quaternion_rate(q: Float[Array, "4"], omega: Float[Array, "3"], restoring_rate: ArrayLike) -> Float[Array, "4"]:
     """``dq/dt = 1/2 [0, omega] (x) q + k (1 - |q|^2) q`` (``omega`` in the ground frame).
 
