@@ -17,7 +17,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import optimistix as optx
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float
 
 from ...contact.memory import impact_memory_rate
 from ...geometry.quaternion import quaternion_product, rotate_by_vector, rotation_matrix
@@ -354,6 +354,18 @@ class CylinderSeat(NamedTuple):
     residual: Float[Array, ""]
     depth: Float[Array, ""]
 
+    @property
+    def exists(self) -> Bool[Array, ""]:
+        """Whether the seat balances the load (``residual`` below :data:`SEAT_TOLERANCE`)
+        with every slice's penetration within the clearance (``depth <= 1``): beyond, the
+        journal would overlap the bearing by more than the gap, outside any elastic contact."""
+        return (self.residual < SEAT_TOLERANCE) & (self.depth <= 1.0)
+
+
+# The largest mismatch, relative to the load, of a seat that balances it (the solve reaches
+# rounding error where a seat exists).
+SEAT_TOLERANCE = 1e-6
+
 
 class _SeatFrame(NamedTuple):
     """The bearing at t = 0 (ground frame): centre (m), axis, cross-section axes, the
@@ -474,12 +486,6 @@ def seated(mechanism: SpatialMechanism) -> SpatialMechanism:
     return _seat(mechanism)[0]
 
 
-def seat_quality(mechanism: SpatialMechanism) -> tuple[CylinderSeat, ...]:
-    """The last pass's :class:`CylinderSeat` of each cylindrical clearance joint (its
-    ``residual`` and ``depth`` say whether a seat exists within the clearance)."""
-    return _seat(mechanism)[1]
-
-
 def deformation_accelerations(mechanism: SpatialMechanism, x, t=0.0) -> Float[Array, " rows"]:
     """Second time derivatives of every flexible body's element deformations
     (``D vdot + (dD/dt) v``, m/s^2 and rad/s^2; ``D`` from
@@ -519,18 +525,26 @@ def static_shape(mechanism: SpatialMechanism, x) -> Float[Array, " coords"]:
     return _retract_small(x, twist, mechanism.num_bodies)
 
 
-def initial_state(mechanism: SpatialMechanism) -> SpatialState:
+def initial_state_and_seats(mechanism: SpatialMechanism) -> tuple[SpatialState, tuple[CylinderSeat, ...]]:
     """Positions projected onto the constraints with the clearance joints held ideal at their
     initial eccentricity and tilt (with ``initial_clearance = "static"`` first moved to their
     quasi-static seat, :func:`seated`; with ``initial_deformation = "static"`` every flexible
     body in its static deflected shape, :func:`static_shape`); velocities
-    :func:`start_velocities` for that set; the memory at the current normal rates."""
+    :func:`start_velocities` for that set; the memory at the current normal rates. And the
+    seat of each cylindrical clearance joint (:class:`CylinderSeat`; none unless seated),
+    whose ``residual`` and ``depth`` say whether it exists within the clearance."""
+    seats: tuple[CylinderSeat, ...] = ()
     if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
-        mechanism = seated(mechanism)
+        mechanism, seats = _seat(mechanism)
     if mechanism.initial_deformation == "static" and mechanism.beam_chains:
         mechanism = dataclasses.replace(mechanism, initial_positions=static_shape(mechanism, mechanism.initial_positions))
     _, x0, v0 = _ideal_start(mechanism, mechanism.initial_positions)
-    return SpatialState(x0, v0, contact_normal_rates(mechanism, x0, v0), jnp.zeros((), x0.dtype))
+    return SpatialState(x0, v0, contact_normal_rates(mechanism, x0, v0), jnp.zeros((), x0.dtype)), seats
+
+
+def initial_state(mechanism: SpatialMechanism) -> SpatialState:
+    """The consistent state at ``t = 0`` (:func:`initial_state_and_seats`)."""
+    return initial_state_and_seats(mechanism)[0]
 
 
 def kinetic_energy(mechanism: SpatialMechanism, x, v) -> Float[Array, ""]:
