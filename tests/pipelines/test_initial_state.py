@@ -227,7 +227,6 @@ def _with_initial(tmp_path: Path, config: str, initial: str) -> Path:
         ("flores_slider_crank.toml", '[initial]\nvelocities = "still"', "initial.velocities"),
         ("flores_lubricated.toml", '[initial]\nclearance = "static"', "initial.clearance"),
         ("flores_slider_crank.toml", '[initial]\ndeformation = "bent"', "initial.deformation"),
-        ("flexible_cantilever_3d.toml", '[initial]\ndeformation = "static"', "initial.deformation"),
         ("double_link_clearance.toml", '[initial.velocities.link3]\nw = ["1 rad/s", "0 rad/s", "0 rad/s"]',
          "initial.velocities.link3"),
         ("double_link_clearance.toml", '[initial.velocities.link1]\nomega = "1 rad/s"', "initial.velocities.link1.omega"),
@@ -262,6 +261,14 @@ def test_the_undamped_ideal_pin_flexible_slider_crank_runs_and_conserves_energy(
     assert np.max(strain) > 0.0
     np.testing.assert_allclose(energy, energy[0], atol=1e-3 * np.max(strain))
 
+
+
+def test_a_spatial_flexible_body_may_start_in_its_static_shape(tmp_path, capsys):
+    # the key is accepted in a dimension = 3 file (the shape itself:
+    # tests/model/mechanics/spatial/test_static_shape.py)
+    path = _with_initial(tmp_path, "flexible_cantilever_3d.toml", '[initial]\nvelocities = "zero"\ndeformation = "static"')
+    assert main(["check", str(path)]) == 0
+    assert '"deformation": "static"' in capsys.readouterr().out
 
 
 def _offset_pin(directory: Path, load_point: str) -> Path:
