@@ -313,7 +313,9 @@ def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 1
 
     def newton_step(x, _):
         residual = all_constraints(mechanism, x, t)
-        correction = jnp.linalg.lstsq(constraint_jacobian(mechanism, x, t), -residual)[0]
+        # the minimum-norm step by the pseudo-inverse, whose derivative (Golub & Pereyra 1973)
+        # is finite where lstsq's, through the SVD, is not (repeated singular values)
+        correction = -jnp.linalg.pinv(constraint_jacobian(mechanism, x, t)) @ residual
         return _retract(x, correction, mechanism.num_bodies), None
 
     return jax.lax.scan(newton_step, x, None, length=iterations)[0]

@@ -17,6 +17,7 @@ import pytest
 
 from model.integrate.settings import SolverSettings
 from model.integrate.solve import simulate
+from model.mechanics.spatial.dynamics import initial_state_and_seats
 from model.mechanics.start import seated_eccentricity
 
 from .cases import LENGTH, LOAD, PIN_INERTIA, PIN_MASS, bushing
@@ -63,3 +64,22 @@ def test_the_tilted_seat_starts_without_a_hammer():
     assert peaks["tilted"][1] == pytest.approx(static_total, rel=0.01)
     assert peaks["parallel"][0] > 1.3 * static_a
 
+
+
+def _tilt(load):
+    """The seated journal's tilt about the bearing's u axis (rad) under ``load`` (N)."""
+    mechanism = eqx.tree_at(lambda m: m.loads[0].value, offset_pin(), jnp.stack([0.0, -load, 0.0]))
+    return initial_state_and_seats(mechanism)[1][0].tilt[0]
+
+
+@pytest.mark.validation
+def test_the_seat_differentiates_in_reverse_mode_and_maps():
+    # the implicit derivative of the seat against a central difference, and vmap over loads
+    load = jnp.asarray(LOAD)
+    slope = float(jax.jit(jax.grad(_tilt))(load))
+    step = 1.0
+    tilt = jax.jit(_tilt)
+    difference = float((tilt(load + step) - tilt(load - step)) / (2 * step))
+    assert slope == pytest.approx(difference, rel=1e-6)
+    batch = jax.jit(jax.vmap(_tilt))(jnp.stack([load / 2, load]))
+    assert float(batch[1]) == pytest.approx(float(tilt(load)), rel=1e-12)
