@@ -401,11 +401,15 @@ def _seat_contact(joint: CylindricalClearanceJoint, frame: _SeatFrame, unknowns)
     return jnp.stack([force @ frame.u, force @ frame.w, moment @ frame.u, moment @ frame.w]), kin.penetration
 
 
+def _seat_target(joint: CylindricalClearanceJoint, frame: _SeatFrame) -> Float[Array, "4"]:
+    """The ideal joint's force and moment on the journal as ``[F_u, F_w, M_u / l, M_w / l]`` (N)."""
+    force, moment = frame.wrench[:3], frame.wrench[3:] / joint.length
+    return jnp.stack([force @ frame.u, force @ frame.w, moment @ frame.u, moment @ frame.w])
+
+
 def _seat_residual(unknowns, args):
     joint, frame = args
-    target = jnp.stack([frame.wrench[:3] @ frame.u, frame.wrench[:3] @ frame.w,
-                        frame.wrench[3:] @ frame.u / joint.length, frame.wrench[3:] @ frame.w / joint.length])
-    return _seat_contact(joint, frame, unknowns)[0] - target
+    return _seat_contact(joint, frame, unknowns)[0] - _seat_target(joint, frame)
 
 
 def cylinder_seat(joint: CylindricalClearanceJoint, frame: _SeatFrame) -> CylinderSeat:
@@ -419,16 +423,16 @@ def cylinder_seat(joint: CylindricalClearanceJoint, frame: _SeatFrame) -> Cylind
     (:func:`~model.mechanics.start.seated_eccentricity`) and the configured tilt; derivatives
     by the implicit function theorem (:func:`~model.mechanics.start.solve_static`). An
     unloaded joint keeps its configured eccentricity and tilt."""
-    force = jnp.stack([frame.wrench[:3] @ frame.u, frame.wrench[:3] @ frame.w])
+    target = _seat_target(joint, frame)
     law = eqx.tree_at(lambda law_: law_.stiffness, joint.contact, joint.stiffness())
-    parallel = seated_eccentricity(law, joint.clearance, -force, joint.initial_eccentricity)
+    parallel = seated_eccentricity(law, joint.clearance, -target[:2], joint.initial_eccentricity)
     guess = jnp.concatenate([parallel, joint.initial_tilt])
-    load = jnp.sqrt(jnp.sum(force**2) + jnp.sum(((frame.wrench[3:] @ jnp.stack([frame.u, frame.w]).T) / joint.length) ** 2))
+    load = jnp.sqrt(jnp.sum(target**2))
     loaded = load > UNLOADED_REACTION
     solution, _ = solve_static(_seat_residual, guess, (joint, frame),
                                optx.LevenbergMarquardt(rtol=1e-12, atol=1e-15), SEAT_STEPS)
     solution = jnp.where(loaded, solution, guess)
-    contact, penetration = _seat_contact(joint, frame, solution)
+    _, penetration = _seat_contact(joint, frame, solution)
     residual = jnp.max(jnp.abs(_seat_residual(solution, (joint, frame)))) / jnp.where(loaded, load, 1.0)
     return CylinderSeat(solution[:2], solution[2:], jnp.where(loaded, residual, 0.0),
                         jnp.max(penetration) / joint.clearance)
@@ -439,8 +443,10 @@ SEAT_STEPS = 64
 
 
 def _seat_frame(joint: CylindricalClearanceJoint, x, reaction) -> _SeatFrame:
-    f_rotation = rotation_matrix(body_pose(x, joint.bearing_body)[1])
-    axis, u, w = f_rotation @ joint.bearing_axis, f_rotation @ joint.bearing_u, f_rotation @ joint.bearing_w
+    """The :class:`_SeatFrame` of ``joint`` at positions ``x`` under the ideal joint's
+    ``reaction`` on the journal (:func:`joint_reactions`)."""
+    rotation = rotation_matrix(body_pose(x, joint.bearing_body)[1])
+    axis, u, w = rotation @ joint.bearing_axis, rotation @ joint.bearing_u, rotation @ joint.bearing_w
     centre = point_position(x, joint.bearing_body, joint.bearing_point)
     axial = (point_position(x, joint.journal_body, joint.journal_point) - centre) @ axis
     return _SeatFrame(centre, axis, u, w, axial, reaction)
