@@ -232,7 +232,10 @@ def _initial_positions(mechanism: SpatialMechanism):
 def _check_seats(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:
     """Refuse a static start (``initial.clearance = "static"``) of a cylindrical clearance
     joint that has no quasi-static seat within its clearance."""
-    for name, seat in zip(mechanism.clearance_names, _start(mechanism)[1]):
+    if mechanism.initial_clearance != "static" or not mechanism.cylindrical_joints:
+        return mechanism
+    names = [joint["name"] for joint in config.joints if joint["type"] == "cylindrical_clearance"]
+    for name, seat in zip(names, _start(mechanism)[1]):
         if not bool(seat.exists):
             raise ConfigError(
                 config.source, "initial.clearance",

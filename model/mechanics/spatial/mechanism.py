@@ -19,8 +19,8 @@ from jaxtyping import Array, Float
 
 from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
-from ...geometry.quaternion import rotate_by_vector
 from ...contact.stiffness import hertz_pin_stiffness, palmgren_stiffness
+from ...geometry.quaternion import rotate_by_vector
 from ...lubrication import Lubrication
 from ...window import MetricsWindow
 from ..flexible import BeamChain
