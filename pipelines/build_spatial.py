@@ -220,8 +220,10 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
 
 @jax.jit
 def _start(mechanism: SpatialMechanism):
-    # compiled once per mechanism structure: a sweep builds and checks every point's mechanism
-    state, seats = initial_state_and_seats(mechanism)
+    # compiled once per mechanism structure: a sweep builds and checks every point's mechanism.
+    # The checks need the joints' pose and seats, not the flexible bodies' static shape (shaped
+    # after the seat, and a compile of minutes): the bodies are checked undeformed.
+    state, seats = initial_state_and_seats(dataclasses.replace(mechanism, initial_deformation="undeformed"))
     return state.x, seats
 
 
