@@ -20,7 +20,7 @@ from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair,
 from model.integrate.solver_choice import auto_solver
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
-from model.mechanics.spatial import initial_state, without_redundant_rows
+from model.mechanics.spatial import initial_state_and_seats, without_redundant_rows
 from model.mechanics.beam import SHEAR_FACTORS, section_properties
 from model.mechanics.flexible import BeamChain
 from model.mechanics.segmentation import (
@@ -211,16 +211,41 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
         baumgarte_alpha=_array(config.simulation.baumgarte_alpha), baumgarte_beta=_array(config.simulation.baumgarte_beta),
         initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
         initial_velocity_targets=velocity_targets(config, np.stack(layout.positions)[:, :3], 3),
-        initial_clearance=config.initial.clearance, body_names=tuple(layout.names),
+        initial_clearance=config.initial.clearance,
+        initial_deformation=config.initial.deformation, body_names=tuple(layout.names),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
         driver_names=tuple(d["name"] for d in config.drivers), metrics_window=metrics_window(config))
-    return _with_ideal_rows(_check_redundancy(config, mechanism))
+    return _with_ideal_rows(_check_redundancy(config, _check_seats(config, mechanism)))
 
 
 @jax.jit
+def _start(mechanism: SpatialMechanism):
+    # compiled once per mechanism structure: a sweep builds and checks every point's mechanism.
+    # The checks need the joints' pose and seats, not the flexible bodies' static shape (shaped
+    # after the seat, and a compile of minutes): the bodies are checked undeformed.
+    state, seats = initial_state_and_seats(dataclasses.replace(mechanism, initial_deformation="undeformed"))
+    return state.x, seats
+
+
 def _initial_positions(mechanism: SpatialMechanism):
-    # compiled once per mechanism structure: a sweep builds and checks every point's mechanism
-    return initial_state(mechanism).x
+    return _start(mechanism)[0]
+
+
+def _check_seats(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:
+    """Refuse a static start (``initial.clearance = "static"``) of a cylindrical clearance
+    joint that has no quasi-static seat within its clearance."""
+    if mechanism.initial_clearance != "static" or not mechanism.cylindrical_joints:
+        return mechanism
+    names = [joint["name"] for joint in config.joints if joint["type"] == "cylindrical_clearance"]
+    for name, seat in zip(names, _start(mechanism)[1]):
+        if not bool(seat.exists):
+            raise ConfigError(
+                config.source, "initial.clearance",
+                f"joint {name!r} has no quasi-static seat within its clearance (the closest the solve came leaves "
+                f"{float(seat.residual):.2g} of the ideal joint's load unbalanced, the journal {float(seat.depth):.3g} "
+                "clearances into the bearing): a moment about the cross axes near the force times half the contact "
+                'length or above tilts the journal across the bearing; use "configured"')
+    return mechanism
 
 
 def _check_redundancy(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialMechanism:

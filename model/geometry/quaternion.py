@@ -38,6 +38,22 @@ def axis_angle_quaternion(axis: Float[ArrayLike, "3"], angle: ArrayLike) -> Floa
     return jnp.concatenate([jnp.cos(half)[None], jnp.sin(half) * axis])
 
 
+def rotate_by_vector(vector: Float[ArrayLike, "3"], rotation: Float[ArrayLike, "3"]) -> Float[Array, "3"]:
+    """``vector`` turned by the rotation vector ``rotation`` (angle = its length, rad), by
+    Rodrigues' formula ``v + sin(a)/a (r x v) + (1 - cos(a))/a^2 (r x (r x v))``; below
+    ``a = 1e-10`` the ratios' Taylor series (exact to rounding there), so that the
+    derivatives are finite at zero rotation in both modes."""
+    rotation = jnp.asarray(rotation)
+    squared = rotation @ rotation
+    small = squared < 1e-20
+    safe = jnp.where(small, 1.0, squared)
+    angle = jnp.sqrt(safe)
+    sine_ratio = jnp.where(small, 1.0 - squared / 6.0, jnp.sin(angle) / angle)
+    cosine_ratio = jnp.where(small, 0.5 - squared / 24.0, (1.0 - jnp.cos(angle)) / safe)
+    turned = jnp.cross(rotation, vector)
+    return vector + sine_ratio * turned + cosine_ratio * jnp.cross(rotation, turned)
+
+
 def quaternion_rate(q: Float[Array, "4"], omega: Float[Array, "3"], restoring_rate: ArrayLike) -> Float[Array, "4"]:
     """``dq/dt = 1/2 [0, omega] (x) q + k (1 - |q|^2) q`` (``omega`` in the ground frame).
 

@@ -20,7 +20,8 @@ from .forces import ContactState, contact_forces, gravity_and_torques, joint_kin
 from ..contact.memory import impact_memory_rate
 from ..geometry.vectors import times_transpose
 from .mechanism import GROUND, Mechanism
-from .start import SEATING_PASSES, project_velocities, seated_eccentricity
+from .start import (SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, project_velocities, seated_eccentricity,
+                    solve_static)
 
 
 class State(NamedTuple):
@@ -394,22 +395,7 @@ def static_shape(mechanism: Mechanism, q) -> Float[Array, " coords"]:
         return jnp.concatenate([constraints(pinned, q_, t),
                                 STATIC_SHAPE_SCALE * deformation_accelerations(mechanism_, q_, t)])
 
-    solution = optx.least_squares(residual, optx.GaussNewton(rtol=1e-12, atol=1e-14), q, args=mechanism,
-                                  max_steps=STATIC_SHAPE_STEPS, throw=False)
-    # One more Gauss–Newton step from the solution held constant: its value is the solution's
-    # and its derivative with respect to the mechanism the implicit one,
-    # ``dq = -lstsq(dr/dq, dr/dtheta dtheta)`` (the residual vanishes there), in forward and
-    # reverse mode alike.
-    shape = jax.lax.stop_gradient(solution.value)
-    jacobian = jax.jacfwd(residual)(shape, mechanism)
-    return shape - jnp.linalg.lstsq(jacobian, residual(shape, mechanism))[0]
-
-
-# Gauss–Newton steps of the static shape at most (the elastic chain is linear up to its
-# geometric terms: a few steps), and the weight (s^2) of its acceleration rows against the
-# constraint rows (m, rad): an acceleration of 1 m/s^2 counts as 1 mm.
-STATIC_SHAPE_STEPS = 16
-STATIC_SHAPE_SCALE = 1e-3
+    return solve_static(residual, q, mechanism, optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)[0]
 
 
 def initial_state(mechanism: Mechanism) -> State:

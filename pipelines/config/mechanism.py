@@ -277,13 +277,13 @@ CLEARANCE_DESCRIPTION = (
     '"configured": each clearance joint starts at its `initial_eccentricity`; "static": each starts at its '
     "quasi-static eccentricity, the journal pressed against the bearing along the force the ideal joint carries at "
     "t = 0 (gravity, loads, drivers and the inertia of the initial motion) until the elastic contact force carries it "
-    "(a spatial cylindrical joint: parallel to the bearing, without tilt); dry joints only"
+    "(a spatial cylindrical joint: eccentric and tilted, its slices carrying the force and the moment); dry joints only"
 )
 
 DEFORMATION_DESCRIPTION = (
     '"undeformed": every flexible body starts straight (its configured shape); "static": in its static deflected '
     "shape at t = 0, the elastic forces balancing gravity, the applied loads and the inertia of the initial motion "
-    "(no element deformation accelerating); planar mechanisms"
+    "(no element deformation accelerating); planar and spatial mechanisms"
 )
 
 

@@ -575,9 +575,6 @@ class SpatialInitial(Initial):
 
 def _initial(reader: _Reader, raw, bodies: list, joints: list) -> SpatialInitial:
     initial = reader.section(SpatialInitial, raw, "initial")
-    if initial.deformation == "static":
-        reader.fail("initial.deformation", '"static" shapes planar flexible bodies only; a spatial flexible body starts '
-                    'undeformed: use "undeformed"')
     try:
         check_initial(initial, [body["name"] for body in bodies],
                       [joint["name"] for joint in joints if joint.get("lubrication") is not None])

@@ -21,8 +21,9 @@ import pytest
 import model
 from model.mechanics.dynamics import evaluate, kinetic_energy
 from model.mechanics.flexible import chain_strain_energy
-from model.mechanics.spatial.dynamics import evaluate as spatial_evaluate
+from model.mechanics.spatial.dynamics import SpatialState, evaluate as spatial_evaluate
 from pipelines.build import build_mechanism, solver_settings
+from pipelines.build_spatial import _start as spatial_start
 from pipelines.cli import main
 from pipelines.simulation import velocity_projection
 from pipelines.config.loading import load_mechanism, mechanism_from_dict
@@ -226,7 +227,6 @@ def _with_initial(tmp_path: Path, config: str, initial: str) -> Path:
         ("flores_slider_crank.toml", '[initial]\nvelocities = "still"', "initial.velocities"),
         ("flores_lubricated.toml", '[initial]\nclearance = "static"', "initial.clearance"),
         ("flores_slider_crank.toml", '[initial]\ndeformation = "bent"', "initial.deformation"),
-        ("flexible_cantilever_3d.toml", '[initial]\ndeformation = "static"', "initial.deformation"),
         ("double_link_clearance.toml", '[initial.velocities.link3]\nw = ["1 rad/s", "0 rad/s", "0 rad/s"]',
          "initial.velocities.link3"),
         ("double_link_clearance.toml", '[initial.velocities.link1]\nomega = "1 rad/s"', "initial.velocities.link1.omega"),
@@ -260,3 +260,59 @@ def test_the_undamped_ideal_pin_flexible_slider_crank_runs_and_conserves_energy(
     strain = np.asarray(jax.vmap(lambda q: chain_strain_energy(mechanism.beam_chains[0], q))(trajectory.q))
     assert np.max(strain) > 0.0
     np.testing.assert_allclose(energy, energy[0], atol=1e-3 * np.max(strain))
+
+
+
+def test_a_spatial_flexible_body_may_start_in_its_static_shape(tmp_path, capsys):
+    # the key is accepted in a dimension = 3 file (the shape itself:
+    # tests/model/mechanics/spatial/test_static_shape.py)
+    path = _with_initial(tmp_path, "flexible_cantilever_3d.toml", '[initial]\nvelocities = "zero"\ndeformation = "static"')
+    assert main(["check", str(path)]) == 0
+    assert '"deformation": "static"' in capsys.readouterr().out
+
+
+def _offset_pin(directory: Path, load_point: str) -> Path:
+    """configs/cylindrical_joint_loads.toml (a pin in a fixed bushing, 40 mm contact length,
+    1000 N at a point of its axis) started static, the load at ``load_point`` along the axis."""
+    text = (CONFIGS / "cylindrical_joint_loads.toml").read_text()
+    text = text.replace('velocities = "zero"', 'velocities = "zero"\nclearance = "static"')
+    text = text.replace('point = ["0 mm", "0 mm", "-20 mm"]', f'point = ["0 mm", "0 mm", "{load_point}"]')
+    path = directory / f"pin{load_point.replace(' ', '')}.toml"
+    path.write_text(text)
+    return path
+
+
+@eqx.filter_jit
+def _at_rest(mechanism, x):
+    """The spatial equations of motion at positions ``x``, every body at rest."""
+    zero = jnp.zeros(6 * mechanism.num_bodies)
+    state = SpatialState(x, zero, jnp.zeros(mechanism.memory_size), jnp.zeros(()))
+    return spatial_evaluate(mechanism, jnp.zeros(()), state)
+
+
+def test_a_static_start_tilts_the_journal_under_an_offset_load(tmp_path):
+    # the load 10 mm off the middle of the contact length: the ideal joint carries its
+    # moment (10 N m) as well as its force; the journal starts eccentric and tilted so that
+    # its slices carry both, and nothing accelerates at t = 0 (a journal seated parallel to
+    # the bearing turns at M / I: tests/model/mechanics/spatial/test_seat.py)
+    mechanism = build_mechanism(load_mechanism(_offset_pin(tmp_path, "-10 mm")))
+    out = _at_rest(mechanism, spatial_start(mechanism)[0])
+    mass, inertia, load, length = 0.0986, 1.561e-5, 1000.0, 0.040
+    assert np.max(np.abs(np.asarray(out.vdot[:3]))) < 1e-6 * load / mass
+    assert np.max(np.abs(np.asarray(out.vdot[3:]))) < 1e-6 * load * length / 4 / inertia
+    assert float(out.contact.tilt[0]) > 1e-5
+    # statics of the end forces: F_a + F_b = F + m g, (l/2)(F_a - F_b) = F l/4
+    weight = mass * GRAVITY
+    assert float(out.contact.normal_force_a[0]) == pytest.approx(0.75 * load + weight / 2, rel=1e-6)
+    assert float(out.contact.normal_force_b[0]) == pytest.approx(0.25 * load + weight / 2, rel=1e-6)
+
+
+def test_a_static_start_without_a_seat_is_refused_in_one_line(tmp_path, capsys):
+    # the load at the end of the contact length: its moment about the bearing's centre is the
+    # force times half the length, which slices within the length cannot carry on one side;
+    # no seat within the clearance (the same compiled start as the test above)
+    path = _offset_pin(tmp_path, "-20 mm")
+    status = main(["simulate", str(path), "--out", str(tmp_path / "out"), "--no-ideal", "--no-plots"])
+    error = capsys.readouterr().err
+    assert status == 2
+    assert error.count("\n") == 1 and error.startswith(f"error: {path}: initial.clearance: joint 'bush' "), error

@@ -16,20 +16,24 @@ from typing import NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+import optimistix as optx
+from jaxtyping import Array, Bool, Float
 
 from ...contact.memory import impact_memory_rate
-from ...geometry.quaternion import quaternion_product, rotation_matrix
+from ...geometry.quaternion import quaternion_product, rotate_by_vector, rotation_matrix
 from ...geometry.vectors import dot, times_transpose
 from ..dynamics import spd_solve
 from .constraints import (ROWS, acceleration_rhs, all_constraints, frames, body_pose, body_twist, constraint_jacobian,
                           jacobian_row_groups,
                           constraint_rate, driver_rows, point_position, position_rate, velocity_rhs)
-from ..start import SEATING_PASSES, project_velocities, seated_eccentricity
+from ...contact.normal import normal_force
+from ...geometry.cylindrical import slice_kinematics
+from ..start import (SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, UNLOADED_REACTION, project_velocities,
+                     seated_eccentricity, solve_static)
 from .beams import beam_forces, deformation_rate_rows
 from .forces import (SpatialContactState, applied_forces, contact_forces, contact_normal_accelerations,
                      contact_normal_rates)
-from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
+from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism
 
 
 class SpatialState(NamedTuple):
@@ -309,7 +313,9 @@ def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 1
 
     def newton_step(x, _):
         residual = all_constraints(mechanism, x, t)
-        correction = jnp.linalg.lstsq(constraint_jacobian(mechanism, x, t), -residual)[0]
+        # the minimum-norm step by the pseudo-inverse, whose derivative (Golub & Pereyra 1973)
+        # is finite where lstsq's, through the SVD, is not (repeated singular values)
+        correction = -jnp.linalg.pinv(constraint_jacobian(mechanism, x, t)) @ residual
         return _retract(x, correction, mechanism.num_bodies), None
 
     return jax.lax.scan(newton_step, x, None, length=iterations)[0]
@@ -337,71 +343,216 @@ def _ideal_start(mechanism: SpatialMechanism, x):
     return pinned, x0, start_velocities(pinned, x0, jnp.zeros((), x0.dtype))
 
 
-def _pin_rows(mechanism: SpatialMechanism, pinned: SpatialMechanism) -> list[list[int | None]]:
-    """Per clearance joint, the positions of its ideal joint's rows in ``pinned``'s (kept)
-    constraint vector; None for a row dropped as redundant."""
-    first = sum(ROWS[joint.kind] for joint in mechanism.joints)
-    kept = None if pinned.kept_rows is None else {row: k for k, row in enumerate(pinned.kept_rows)}
-    result = []
-    for joint in pinned.joints[len(mechanism.joints):]:
-        rows = range(first, first + ROWS[joint.kind])
-        first = rows.stop
-        result.append([row if kept is None else kept.get(row) for row in rows])
-    return result
+class CylinderSeat(NamedTuple):
+    """The quasi-static seat of one cylindrical clearance joint, in the bearing's ``(u, w)``
+    cross-section axes: the journal centre's ``eccentricity`` (m) and ``tilt`` (rad, the
+    rotation vector's components), and how well it holds: ``residual``, the largest
+    mismatch of the contact's force and moment (over the length, N) with the ideal joint's,
+    relative to the largest of them; ``depth``, the deepest slice's penetration over the
+    clearance."""
+
+    eccentricity: Float[Array, "2"]
+    tilt: Float[Array, "2"]
+    residual: Float[Array, ""]
+    depth: Float[Array, ""]
+
+    @property
+    def exists(self) -> Bool[Array, ""]:
+        """Whether the seat balances the load (``residual`` below :data:`SEAT_TOLERANCE`)
+        with every slice's penetration within the clearance (``depth <= 1``): beyond, the
+        journal would overlap the bearing by more than the gap, outside any elastic contact."""
+        return (self.residual < SEAT_TOLERANCE) & (self.depth <= 1.0)
 
 
-def _multiplier(multipliers, row: int | None):
-    return jnp.zeros((), multipliers.dtype) if row is None else multipliers[row]
+# The largest mismatch, relative to the load, of a seat that balances it (the solve reaches
+# rounding error where a seat exists).
+SEAT_TOLERANCE = 1e-6
+
+
+class _SeatFrame(NamedTuple):
+    """The bearing at t = 0 (ground frame): centre (m), axis, cross-section axes, the
+    journal centre's axial position (m) and the ideal joint's wrench on the journal
+    (force N, moment N m about the journal centre)."""
+
+    centre: Float[Array, "3"]
+    axis: Float[Array, "3"]
+    u: Float[Array, "3"]
+    w: Float[Array, "3"]
+    axial: Float[Array, ""]
+    wrench: Float[Array, "6"]
+
+
+def _seat_contact(joint: CylindricalClearanceJoint, frame: _SeatFrame, unknowns):
+    """The slices' elastic contact force and moment on the journal (about its centre) in the
+    cross-section axes, ``[F_u, F_w, M_u / l, M_w / l]`` (N), with the journal centred at
+    ``frame.centre + e_u u + e_w w`` (and its axial position) and its axis turned by
+    ``theta_u u + theta_w w``, ``unknowns = (e_u, e_w, theta_u, theta_w)``; and the slices'
+    penetrations (m). The joint's own slice kinematics (:func:`~model.geometry.cylindrical.slice_kinematics`)
+    and slice law at zero penetration rate: ``K/N delta_k^n`` per slice."""
+    journal_axis = rotate_by_vector(frame.axis, unknowns[2] * frame.u + unknowns[3] * frame.w)
+    centre = frame.centre + unknowns[0] * frame.u + unknowns[1] * frame.w + frame.axial * journal_axis
+    still = jnp.zeros(3, centre.dtype)
+    kin = slice_kinematics(centre, journal_axis, centre, still, still, frame.centre, frame.axis, frame.centre, still,
+                           still, frame.u, joint.bearing_radius, joint.clearance, joint.slice_positions())
+    zero = jnp.zeros_like(kin.penetration)
+    on_journal = -normal_force(joint.slice_law(), kin.penetration, zero, zero)[:, None] * kin.normal
+    force = jnp.sum(on_journal, axis=0)
+    moment = jnp.sum(jnp.cross(kin.contact_point - centre, on_journal), axis=0) / joint.length
+    return jnp.stack([force @ frame.u, force @ frame.w, moment @ frame.u, moment @ frame.w]), kin.penetration
+
+
+def _seat_target(joint: CylindricalClearanceJoint, frame: _SeatFrame) -> Float[Array, "4"]:
+    """The ideal joint's force and moment on the journal as ``[F_u, F_w, M_u / l, M_w / l]`` (N)."""
+    force, moment = frame.wrench[:3], frame.wrench[3:] / joint.length
+    return jnp.stack([force @ frame.u, force @ frame.w, moment @ frame.u, moment @ frame.w])
+
+
+def _seat_residual(unknowns, args):
+    joint, frame = args
+    return _seat_contact(joint, frame, unknowns)[0] - _seat_target(joint, frame)
+
+
+def cylinder_seat(joint: CylindricalClearanceJoint, frame: _SeatFrame) -> CylinderSeat:
+    """Eccentricity and tilt of a cylindrical joint's journal at which its slices' elastic
+    contact forces carry the force and the moment (about the cross-section axes) that the
+    ideal joint exerts on the journal at t = 0 (Tian et al. 2009 slicing; every law of the
+    catalogue reduces to ``K/N delta^n`` per slice at zero penetration rate, Lankarani &
+    Nikravesh 1990): four equations in four unknowns, solved by Levenberg–Marquardt
+    (``optimistix``, the slices that lose contact make the equations only piecewise smooth)
+    from the journal parallel to the bearing at the whole joint's uniform penetration
+    (:func:`~model.mechanics.start.seated_eccentricity`) and the configured tilt; derivatives
+    by the implicit function theorem (:func:`~model.mechanics.start.solve_static`). An
+    unloaded joint keeps its configured eccentricity and tilt."""
+    target = _seat_target(joint, frame)
+    law = eqx.tree_at(lambda law_: law_.stiffness, joint.contact, joint.stiffness())
+    parallel = seated_eccentricity(law, joint.clearance, -target[:2], joint.initial_eccentricity)
+    guess = jnp.concatenate([parallel, joint.initial_tilt])
+    load = jnp.sqrt(jnp.sum(target**2))
+    loaded = load > UNLOADED_REACTION
+    solution, _ = solve_static(_seat_residual, guess, (joint, frame),
+                               optx.LevenbergMarquardt(rtol=1e-12, atol=1e-15), SEAT_STEPS)
+    solution = jnp.where(loaded, solution, guess)
+    _, penetration = _seat_contact(joint, frame, solution)
+    residual = jnp.max(jnp.abs(_seat_residual(solution, (joint, frame)))) / jnp.where(loaded, load, 1.0)
+    return CylinderSeat(solution[:2], solution[2:], jnp.where(loaded, residual, 0.0),
+                        jnp.max(penetration) / joint.clearance)
+
+
+# Levenberg–Marquardt steps of a cylindrical joint's seat at most.
+SEAT_STEPS = 64
+
+
+def _seat_frame(joint: CylindricalClearanceJoint, x, reaction) -> _SeatFrame:
+    """The :class:`_SeatFrame` of ``joint`` at positions ``x`` under the ideal joint's
+    ``reaction`` on the journal (:func:`joint_reactions`)."""
+    rotation = rotation_matrix(body_pose(x, joint.bearing_body)[1])
+    axis, u, w = rotation @ joint.bearing_axis, rotation @ joint.bearing_u, rotation @ joint.bearing_w
+    centre = point_position(x, joint.bearing_body, joint.bearing_point)
+    axial = (point_position(x, joint.journal_body, joint.journal_point) - centre) @ axis
+    return _SeatFrame(centre, axis, u, w, axial, reaction)
+
+
+def _seat_pass(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
+    """One pass of the seat: the ideal start with the joints where ``mechanism`` has them,
+    its reactions, and every clearance joint moved to carry them."""
+    pinned, x, v = _ideal_start(mechanism, mechanism.initial_positions)
+    state = SpatialState(x, v, jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype))
+    t = jnp.zeros((), x.dtype)
+    multipliers = evaluate(pinned, t, state).multipliers
+    f = frames(pinned, x)
+    reactions = joint_reactions(pinned, t, x, multipliers)[len(mechanism.joints):]
+    seats = tuple(cylinder_seat(joint, _seat_frame(joint, x, reaction))
+                  for joint, reaction in zip(mechanism.cylindrical_joints, reactions))
+    cylinders = tuple(dataclasses.replace(joint, initial_eccentricity=seat.eccentricity, initial_tilt=seat.tilt)
+                      for joint, seat in zip(mechanism.cylindrical_joints, seats))
+    spheres = []
+    for joint, reaction in zip(mechanism.spherical_joints, reactions[len(cylinders):]):
+        rotation = jnp.eye(3, dtype=x.dtype) if joint.socket_body == GROUND else f.rotations[joint.socket_body]
+        ground = seated_eccentricity(joint.contact_law(), joint.clearance, -reaction[:3],
+                                     rotation @ joint.initial_eccentricity)
+        spheres.append(dataclasses.replace(joint, initial_eccentricity=rotation.T @ ground))
+    return dataclasses.replace(mechanism, cylindrical_joints=cylinders, spherical_joints=tuple(spheres),
+                               initial_positions=x), seats
+
+
+def _seat(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
+    """``SEATING_PASSES`` passes of :func:`_seat_pass` (one compiled body, ``lax.scan``) and
+    the last pass's seats."""
+    mechanism, seats = jax.lax.scan(lambda carry, _: _seat_pass(carry), mechanism, None, length=SEATING_PASSES)
+    return mechanism, jax.tree_util.tree_map(lambda leaf: leaf[-1], seats)
 
 
 def seated(mechanism: SpatialMechanism) -> SpatialMechanism:
-    """``mechanism`` with each clearance joint's ``initial_eccentricity`` at its quasi-static
-    seat under the force it carries as an ideal joint at ``t = 0`` (as the planar
-    :func:`model.mechanics.dynamics.seated`). A spherical joint's ball moves along that force;
-    a cylindrical joint's journal moves, parallel to the bearing, along the force's part in
-    the cross-section, to the uniform penetration of the whole joint's law; the moment the
-    ideal joint carries (which would tilt the journal) is left to the first instants of the
-    run. A row the ideal joint lost as redundant counts as carrying nothing."""
-    x = mechanism.initial_positions
-    for _ in range(SEATING_PASSES):
-        pinned, x, v = _ideal_start(mechanism, x)
-        state = SpatialState(x, v, jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype))
-        multipliers = evaluate(pinned, jnp.zeros((), x.dtype), state).multipliers
-        f = frames(pinned, x)
-        rows = _pin_rows(mechanism, pinned)
-        cylinders = []
-        for joint, pin in zip(mechanism.cylindrical_joints, rows):
-            rotation = jnp.eye(3, dtype=x.dtype) if joint.bearing_body == GROUND else f.rotations[joint.bearing_body]
-            u, w = rotation @ joint.bearing_u, rotation @ joint.bearing_w
-            if joint.axial_fixed:  # revolute: the separation's three rows
-                load = sum((_multiplier(multipliers, row) * axis for row, axis in zip(pin[:3], jnp.eye(3, dtype=x.dtype))),
-                           start=jnp.zeros(3, x.dtype))
-                in_section = jnp.stack([load @ u, load @ w])
-            else:  # cylindrical: the two rows along u and w
-                in_section = jnp.stack([_multiplier(multipliers, pin[0]), _multiplier(multipliers, pin[1])])
-            law = eqx.tree_at(lambda law_: law_.stiffness, joint.contact, joint.stiffness())
-            cylinders.append(dataclasses.replace(joint, initial_eccentricity=seated_eccentricity(
-                law, joint.clearance, in_section, joint.initial_eccentricity)))
-        spheres = []
-        for joint, pin in zip(mechanism.spherical_joints, rows[len(cylinders):]):
-            rotation = jnp.eye(3, dtype=x.dtype) if joint.socket_body == GROUND else f.rotations[joint.socket_body]
-            load = jnp.stack([_multiplier(multipliers, row) for row in pin])
-            ground = seated_eccentricity(joint.contact_law(), joint.clearance, load, rotation @ joint.initial_eccentricity)
-            spheres.append(dataclasses.replace(joint, initial_eccentricity=rotation.T @ ground))
-        mechanism = dataclasses.replace(mechanism, cylindrical_joints=tuple(cylinders), spherical_joints=tuple(spheres),
-                                        initial_positions=x)
-    return mechanism
+    """``mechanism`` with each clearance joint at its quasi-static seat under the load it
+    carries as an ideal joint at ``t = 0`` (as the planar
+    :func:`model.mechanics.dynamics.seated`; the ideal joint's wrench on the journal from
+    :func:`joint_reactions`). A spherical joint's ball moves along that force; a cylindrical
+    joint's journal takes the eccentricity and tilt at which its slices carry both the force
+    and the moment about the cross-section axes (:func:`cylinder_seat`). Each of
+    ``SEATING_PASSES`` passes re-solves the ideal start with the joints where the previous
+    one put them. A row the ideal joint lost as redundant counts as carrying nothing."""
+    return _seat(mechanism)[0]
+
+
+def deformation_accelerations(mechanism: SpatialMechanism, x, t=0.0) -> Float[Array, " rows"]:
+    """Second time derivatives of every flexible body's element deformations
+    (``D vdot + (dD/dt) v``, m/s^2 and rad/s^2; ``D`` from
+    :func:`~.beams.deformation_rate_rows`) at positions ``x``, moving with the start's
+    velocities (:func:`start_velocities`: each flexible body with the rigid-body field of its
+    frame) and accelerating as the equations of motion of ``mechanism`` say (the spatial
+    form of :func:`model.mechanics.dynamics.deformation_accelerations`)."""
+    t = jnp.asarray(t, x.dtype)
+    v = start_velocities(mechanism.idealised(with_offsets=True), x, t)
+    state = SpatialState(x, v, contact_normal_rates(mechanism, x, v), jnp.zeros((), x.dtype))
+    vdot = evaluate(mechanism, t, state).vdot
+    x_rate = position_rate(mechanism, x, v)
+    rows = []
+    for chain in mechanism.beam_chains:
+        _, convective = jax.jvp(lambda x_: deformation_rate_rows(chain, x_) @ v, (x,), (x_rate,))
+        rows.append(deformation_rate_rows(chain, x) @ vdot + convective)
+    return jnp.concatenate(rows)
+
+
+def static_shape(mechanism: SpatialMechanism, x) -> Float[Array, " coords"]:
+    """Positions at which every flexible body is in its quasi-static deflected shape at
+    ``t = 0`` (the spatial form of :func:`model.mechanics.dynamics.static_shape`): the ideal
+    joints satisfied (clearance joints held ideal at their initial eccentricity and tilt)
+    and no element deformation accelerating (:func:`deformation_accelerations`). The
+    unknowns are a small twist ``[dr, dtheta]`` per body applied to ``x``
+    (:func:`_retract_small`, which keeps the quaternions unit); Gauss–Newton with
+    minimum-norm steps from the undeformed assembly and the implicit derivative
+    (:func:`~model.mechanics.start.solve_static`)."""
+    def residual(twist, mechanism_):
+        t = jnp.zeros((), x.dtype)
+        moved = _retract_small(x, twist, mechanism_.num_bodies)
+        return jnp.concatenate([all_constraints(mechanism_.idealised(with_offsets=True), moved, t),
+                                STATIC_SHAPE_SCALE * deformation_accelerations(mechanism_, moved, t)])
+
+    twist, _ = solve_static(residual, jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype), mechanism,
+                            optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)
+    return _retract_small(x, twist, mechanism.num_bodies)
+
+
+def initial_state_and_seats(mechanism: SpatialMechanism) -> tuple[SpatialState, tuple[CylinderSeat, ...]]:
+    """Positions projected onto the constraints with the clearance joints held ideal at their
+    initial eccentricity and tilt (with ``initial_clearance = "static"`` first moved to their
+    quasi-static seat, :func:`seated`; with ``initial_deformation = "static"`` every flexible
+    body in its static deflected shape, :func:`static_shape`); velocities
+    :func:`start_velocities` for that set; the memory at the current normal rates. And the
+    seat of each cylindrical clearance joint (:class:`CylinderSeat`; none unless seated),
+    whose ``residual`` and ``depth`` say whether it exists within the clearance."""
+    seats: tuple[CylinderSeat, ...] = ()
+    if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
+        mechanism, seats = _seat(mechanism)
+    if mechanism.initial_deformation == "static" and mechanism.beam_chains:
+        mechanism = dataclasses.replace(mechanism, initial_positions=static_shape(mechanism, mechanism.initial_positions))
+    _, x0, v0 = _ideal_start(mechanism, mechanism.initial_positions)
+    return SpatialState(x0, v0, contact_normal_rates(mechanism, x0, v0), jnp.zeros((), x0.dtype)), seats
 
 
 def initial_state(mechanism: SpatialMechanism) -> SpatialState:
-    """Positions projected onto the constraints with the clearance joints held ideal at their
-    initial eccentricity (with ``initial_clearance = "static"`` first moved to their
-    quasi-static seat, :func:`seated`); velocities :func:`start_velocities` for that set; the
-    memory at the current normal rates."""
-    if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
-        mechanism = seated(mechanism)
-    _, x0, v0 = _ideal_start(mechanism, mechanism.initial_positions)
-    return SpatialState(x0, v0, contact_normal_rates(mechanism, x0, v0), jnp.zeros((), x0.dtype))
+    """The consistent state at ``t = 0`` (:func:`initial_state_and_seats`)."""
+    return initial_state_and_seats(mechanism)[0]
 
 
 def kinetic_energy(mechanism: SpatialMechanism, x, v) -> Float[Array, ""]:

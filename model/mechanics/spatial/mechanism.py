@@ -20,6 +20,7 @@ from jaxtyping import Array, Float
 from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
 from ...contact.stiffness import hertz_pin_stiffness, palmgren_stiffness
+from ...geometry.quaternion import rotate_by_vector
 from ...lubrication import Lubrication
 from ...window import MetricsWindow
 from ..flexible import BeamChain
@@ -82,6 +83,8 @@ class CylindricalClearanceJoint(eqx.Module):
     initial_eccentricity: Float[Array, "2"]  # in the bearing's (u, w) axes (m)
     lubrication: Lubrication | None = None  # oil film per slice (model.mechanics.spatial.lubrication)
     stiffness_factor: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(1.0))  # scales K
+    # the journal's rotation at t = 0 relative to the bearing, about the bearing's (u, w) axes (rad)
+    initial_tilt: Float[Array, "2"] = eqx.field(default_factory=lambda: jnp.zeros(2))
 
     @property
     def bodies(self) -> tuple[int, int]:
@@ -95,6 +98,13 @@ class CylindricalClearanceJoint(eqx.Module):
     def slice_law(self) -> ContactLaw:
         """The contact law of one slice: stiffness ``K / N``."""
         return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness() / self.slices)
+
+    def tilted_bearing_frame(self) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
+        """The bearing's axis and ``u`` axis turned by ``initial_tilt`` (bearing body's frame):
+        the rotation vector ``theta_u u + theta_w w`` applied by Rodrigues' formula. The ideal
+        joint that holds the journal at t = 0 keeps the journal's axis along the first."""
+        rotation = self.initial_tilt[0] * self.bearing_u + self.initial_tilt[1] * self.bearing_w
+        return rotate_by_vector(self.bearing_axis, rotation), rotate_by_vector(self.bearing_u, rotation)
 
     def slice_positions(self) -> Float[Array, " slices"]:
         """``z_k = -l/2 + (k + 1/2) l / N`` (m)."""
@@ -195,6 +205,8 @@ class SpatialMechanism(AbstractMechanism):
     initial_velocity_targets: Float[Array, " velocities"] | None = None  # (v, w) per body, ground frame (m/s, rad/s)
     # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
     initial_clearance: str = eqx.field(static=True, default="configured")
+    # "undeformed": flexible bodies straight; "static": in their static deflected shape at t = 0
+    initial_deformation: str = eqx.field(static=True, default="undeformed")
     body_names: tuple[str, ...] = eqx.field(static=True, default=())
     joint_names: tuple[str, ...] = eqx.field(static=True, default=())
     clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
@@ -224,14 +236,16 @@ class SpatialMechanism(AbstractMechanism):
         """Clearance joints replaced by ideal ones: a cylindrical clearance joint by a
         cylindrical joint (``axial_fixed``: a revolute joint), a spherical one by a
         spherical joint, keeping the independent rows found at build time
-        (``ideal_kept_rows``). ``with_offsets`` keeps the initial eccentricities."""
+        (``ideal_kept_rows``). ``with_offsets`` keeps the initial eccentricities and a
+        cylindrical journal's initial tilt."""
         extra = []
         for joint in self.cylindrical_joints:
             offset = joint.initial_eccentricity[0] * joint.bearing_u + joint.initial_eccentricity[1] * joint.bearing_w
+            axis, reference = joint.tilted_bearing_frame() if with_offsets else (joint.bearing_axis, joint.bearing_u)
             extra.append(SpatialJoint(
                 "revolute" if joint.axial_fixed else "cylindrical", joint.bearing_body, joint.journal_body,
-                joint.bearing_point, joint.journal_point, joint.bearing_axis, joint.journal_axis,
-                joint.bearing_u, joint.bearing_u, jnp.array([1.0, 0.0, 0.0, 0.0]),
+                joint.bearing_point, joint.journal_point, axis, joint.journal_axis,
+                reference, joint.bearing_u, jnp.array([1.0, 0.0, 0.0, 0.0]),
                 offset if with_offsets else jnp.zeros(3), ))
         for joint in self.spherical_joints:
             extra.append(SpatialJoint(
