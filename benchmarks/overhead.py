@@ -697,13 +697,29 @@ def roofline(argv=None) -> int:
 
 # ---------------------------------------------------------------------- engine_field
 LANES = 128
+EVALUATIONS = 100  # per compiled loop
+
+
+def _looped(function):
+    """``EVALUATIONS`` evaluations of ``function(mechanisms, y, *rest)`` in one compiled loop
+    (each one's input depends on the last one's output, so none is hoisted)."""
+
+    def run(mechanisms, y, *rest):
+        def body(_, y):
+            out = function(mechanisms, y, *rest)
+            return y + 1e-300 * jnp.sum(out.reshape(LANES, -1), axis=1, keepdims=True)
+
+        return jax.lax.fori_loop(0, EVALUATIONS, body, y)
+
+    return jax.jit(run)
 
 
 def engine_field(argv=None) -> int:
     """What one evaluation costs per lane on each planar engine: the vector field, and the two
     queries the peak tracking makes at every sample of a step (body accelerations, contact
-    values), vmapped over 128 lanes of the Flores slider-crank (clearances 0.1-0.5 mm), best of
-    200 calls (docs/BENCHMARKS.md, section 1e; docs/engine.md). Run from the repository root::
+    values), vmapped over 128 lanes of the Flores slider-crank (clearances 0.1-0.5 mm): 100
+    evaluations in one compiled loop (a single call's time is mostly dispatch), best of 20
+    loops, wall and CPU time (docs/BENCHMARKS.md, section 1e; docs/engine.md)::
 
         python -m benchmarks.overhead --case engine-field
     """
@@ -711,25 +727,24 @@ def engine_field(argv=None) -> int:
     model.configure()
     config = load_mechanism("configs/flores_slider_crank.toml")
     values = jnp.linspace(1e-4, 5e-4, LANES)[:, None]
+    rows = []
     for engine in ("joint", "absolute"):
         base = build_mechanism(config, engine)
         parameters = ParameterMap(base, ["joints.pin.clearance"])
         mechanisms = jax.vmap(parameters.apply, (None, 0))(base, values)
         y0 = jax.jit(jax.vmap(lambda m: m.flatten(m.initial_state())))(mechanisms)
-        field = jax.jit(jax.vmap(lambda m, y: m.flat_vector_field(0.0, y)))
-        accelerations = jax.jit(jax.vmap(lambda m, y, r: m.body_accelerations(y, r)))
-        contact = jax.jit(jax.vmap(lambda m, y: m.contact_values(y)))
-        rate = field(mechanisms, y0)
-        for name, function, args in (("vector field", field, (mechanisms, y0)),
-                                     ("body accelerations", accelerations, (mechanisms, y0, rate)),
-                                     ("contact values", contact, (mechanisms, y0))):
-            jax.block_until_ready(function(*args))
-            times = []
-            for _ in range(200):
-                start = time.perf_counter()
-                jax.block_until_ready(function(*args))
-                times.append(time.perf_counter() - start)
-            print(f"{engine} engine, {name}: {min(times) / LANES * 1e9:.0f} ns per lane", flush=True)
+        rate = jax.jit(jax.vmap(lambda m, y: m.flat_vector_field(0.0, y)))(mechanisms, y0)
+        queries = {"vector field": (_looped(jax.vmap(lambda m, y: m.flat_vector_field(0.0, y))), (mechanisms, y0)),
+                   "body accelerations": (_looped(jax.vmap(lambda m, y, r: m.body_accelerations(y, r))),
+                                          (mechanisms, y0, rate)),
+                   "contact values": (_looped(jax.vmap(lambda m, y: m.contact_values(y))), (mechanisms, y0))}
+        arms = {name: functools.partial(lambda f, a: jax.block_until_ready(f(*a)), function, args)
+                for name, (function, args) in queries.items()}
+        timings = harness.interleaved(arms, repeats=20)
+        per_lane = 1e9 / (LANES * EVALUATIONS)
+        rows += [[f"{engine}: {name}", f"{t.best * per_lane:.0f}", f"{t.best_cpu * per_lane:.0f}"]
+                 for name, t in timings.items()]
+    print(harness.markdown_table(["engine: evaluation", "ns per lane (wall)", "ns per lane (CPU)"], rows))
     return 0
 
 

@@ -16,7 +16,8 @@ from jaxtyping import Array, Bool, Float
 from .constraints import (acceleration_rhs, constraint_jacobian, constraint_rate, constraints, driver_rows,
                           point_position, velocity_rhs)
 from .flexible import deformation_rate_rows
-from .forces import ContactState, contact_forces, gravity_and_torques, joint_kinematics, structural_and_load_forces
+from .forces import (ContactState, contact_forces, gravity_and_torques, joint_kinematics, normal_accelerations,
+                     structural_and_load_forces)
 from ..contact.memory import impact_memory_rate
 from ..geometry.vectors import times_transpose
 from .mechanism import GROUND, Mechanism
@@ -202,9 +203,7 @@ def _normal_rates(mechanism: Mechanism, q, qd):
 def vector_field(t, state: State, mechanism: Mechanism) -> State:
     """``d state / dt``, in diffrax's ``(t, y, args)`` signature."""
     out = evaluate(mechanism, t, state)
-    _, normal_acceleration = jax.jvp(
-        lambda q, qd: _normal_rates(mechanism, q, qd), (state.q, state.qd), (state.qd, out.qdd)
-    )
+    normal_acceleration = normal_accelerations(mechanism, state.q, state.qd, out.qdd)
     memory_rate = impact_memory_rate(
         out.contact.penetration, out.contact.normal_rate, normal_acceleration, state.impact_memory
     )

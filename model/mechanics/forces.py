@@ -13,7 +13,7 @@ from jaxtyping import Array, Float
 from .constraints import body_pose, point_position
 from ..contact.normal import normal_force
 from ..contact.friction import friction_force
-from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotate
+from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotate, safe_normal
 from .flexible import chain_generalised_forces, chain_strain_energy, load_generalised_force
 from .mechanism import GROUND, ClearanceJoint, Mechanism
 
@@ -36,6 +36,35 @@ def point_velocity(q, qd, body: int, local_point) -> Float[Array, "2"]:
     _, angle = body_pose(q, body)
     omega = qd[3 * body + 2]
     return qd[3 * body : 3 * body + 2] + omega * perp(rotate(angle, local_point))
+
+
+def point_acceleration(q, qd, qdd, body: int, local_point) -> Float[Array, "2"]:
+    """Ground-frame acceleration (m/s^2) of a body-fixed point: ``r'' + alpha perp(R p) -
+    omega^2 R p``."""
+    if body == GROUND:
+        return jnp.zeros(2, q.dtype)
+    _, angle = body_pose(q, body)
+    arm = rotate(angle, local_point)
+    return qdd[3 * body : 3 * body + 2] + qdd[3 * body + 2] * perp(arm) - qd[3 * body + 2] ** 2 * arm
+
+
+def normal_accelerations(mechanism: Mechanism, q, qd, qdd) -> Float[Array, " joints"]:
+    """``d(delta_dot)/dt`` (m/s^2) of every clearance joint along the motion ``(qd, qdd)``:
+    with ``e`` the eccentricity, ``n = e / |e|`` and ``delta_dot = e' . n``,
+    ``d(delta_dot)/dt = e'' . n + (|e'|^2 - delta_dot^2) / |e|`` (the rate of ``n`` is
+    ``(e' - (e' . n) n) / |e|``; zero at ``e = 0``, where :func:`safe_normal` holds ``n``)."""
+    rows = []
+    for joint in mechanism.clearance_joints:
+        ends = ((joint.journal_body, joint.journal_point), (joint.bearing_body, joint.bearing_point))
+        e = point_position(q, *ends[0]) - point_position(q, *ends[1])
+        rate = point_velocity(q, qd, *ends[0]) - point_velocity(q, qd, *ends[1])
+        acceleration = point_acceleration(q, qd, qdd, *ends[0]) - point_acceleration(q, qd, qdd, *ends[1])
+        distance, normal = safe_normal(e)
+        normal_rate = jnp.dot(rate, normal)
+        centred = distance == 0.0
+        turning = jnp.where(centred, 0.0, (jnp.dot(rate, rate) - normal_rate**2) / jnp.where(centred, 1.0, distance))
+        rows.append(jnp.dot(acceleration, normal) + turning)
+    return jnp.stack(rows) if rows else jnp.zeros((0,), q.dtype)
 
 
 def body_omega(qd, body: int) -> Float[Array, ""]:

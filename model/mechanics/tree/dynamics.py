@@ -27,8 +27,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
-from ..dynamics import State, _normal_rates, _relative_omega, mass_diagonal, spd_solve
-from ..forces import ContactState, contact_forces, gravity_and_torques, structural_and_load_forces
+from ..dynamics import State, _relative_omega, mass_diagonal, spd_solve
+from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics
 from .topology import Topology
@@ -103,7 +103,7 @@ def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> Tree
 def vector_field(mechanism: Mechanism, topology: Topology, state: TreeState) -> TreeState:
     """``d state / dt``."""
     out = evaluate(mechanism, topology, state)
-    _, normal_acceleration = jax.jvp(lambda q, qd: _normal_rates(mechanism, q, qd), (out.q, out.qd), (out.qd, out.qdd))
+    normal_acceleration = normal_accelerations(mechanism, out.q, out.qd, out.qdd)
     memory_rate = impact_memory_rate(out.contact.penetration, out.contact.normal_rate, normal_acceleration,
                                      state.impact_memory)
     power = sum((out.driver_torques[k] * _relative_omega(mechanism, out.qd, driver.joint)
