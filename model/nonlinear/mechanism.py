@@ -43,9 +43,15 @@ def driver_period(mechanism: AbstractMechanism) -> Float[Array, ""]:
 
 
 def tangent_mask(mechanism: AbstractMechanism, flat: Float[Array, " n"]) -> Float[Array, " n"]:
-    """1 on the flat state's coordinates that act on the motion, 0 on the drivers' work."""
+    """1 on the flat state's coordinates that act on the motion; 0 on the drivers' work (a
+    quadrature) and on the joint-coordinate engine's prescribed coordinates (each a known
+    function of time, ``p0 + speed t``: a perturbation of one is a shift of the driver's
+    phase, not of the motion, and would add a neutral direction to the tangent space)."""
     ones = jax.tree.map(jnp.ones_like, mechanism.unflatten(flat))
-    return mechanism.flatten(ones._replace(driver_work=jnp.zeros_like(ones.driver_work)))
+    ones = ones._replace(driver_work=jnp.zeros_like(ones.driver_work))
+    if hasattr(ones, "prescribed"):
+        ones = ones._replace(prescribed=jnp.zeros_like(ones.prescribed))
+    return mechanism.flatten(ones)
 
 
 class _StateStepBound(AbstractWrappedController):
