@@ -11,7 +11,8 @@ import pytest
 from model.geometry.quaternion import axis_angle_quaternion
 from pipelines.build_spatial import build_spatial
 from pipelines.config import load_mechanism
-from pipelines.simulation_spatial import end_eccentricities, tracked_point_paths
+from pipelines.columns import end_eccentricities
+from pipelines.simulation import tracked_point_paths
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -62,7 +63,7 @@ def test_tracked_point_and_end_orbits_follow_the_body_poses(double_link):
 
 
 def test_spatial_plots_are_written(double_link, tmp_path):
-    from pipelines.spatial_plots import plot_all, plot_friction
+    from pipelines.simulation_plots import plot_friction, plot_simulation
 
     config, mechanism = double_link
     times = 6
@@ -76,7 +77,7 @@ def test_spatial_plots_are_written(double_link, tmp_path):
         tangential_force=jnp.asarray(0.1 * joints), slip_velocity=jnp.asarray(1e-3 * joints),
         penetration=jnp.asarray(1e-6 * joints), eccentricity=jnp.zeros((times, 2, 3)))
     run = SimpleNamespace(config=config, mechanism=mechanism, trajectory=trajectory, ideal=trajectory)
-    names = plot_all(run, tmp_path)
+    names = plot_simulation(run, tmp_path)
     assert names == ["tracked_points.png", "end_forces.png", "orbits.png"]  # frictionless joints: no friction.png
     assert all((tmp_path / name).stat().st_size > 0 for name in names)
     rubbing = load_mechanism(CONFIGS / "double_link_clearance_friction.toml")
@@ -90,7 +91,7 @@ def test_spherical_clearance_joint_columns_and_reactions():
     cylindrical joint's axis columns; every named ideal joint writes its reaction."""
     from model.mechanics.spatial import GROUND, SpatialJoint
     from pipelines.config.spatial import spatial_from_dict
-    from pipelines.simulation_spatial import SPATIAL_REACTIONS, spatial_timeseries
+    from pipelines.columns import REACTION_COLUMNS, output_columns
     from tests.model.mechanics.spatial.test_spherical import _ball_config
     import dataclasses
 
@@ -109,11 +110,10 @@ def test_spherical_clearance_joint_columns_and_reactions():
         normal_force=0 * joint, tangential_force=0 * joint, slip_velocity=0 * joint, tilt=0 * joint,
         normal_force_a=0 * joint, normal_force_b=0 * joint, driver_torques=np.zeros((times, 0)),
         joint_reactions=reactions)
-    run = SimpleNamespace(mechanism=mechanism, trajectory=trajectory, flexible_columns={})
-    series = spatial_timeseries(run)
+    series = output_columns(mechanism, trajectory)
     name = mechanism.clearance_names[0]
     for k, component in enumerate(("ex", "ey", "ez")):
         np.testing.assert_array_equal(series[f"{name}.{component}"], eccentricity[:, 0, k])
     assert not {f"{name}.{k}" for k in ("tilt", "normal_force_a", "normal_force_b", "ex_a", "ey_a")} & set(series)
-    for k, label in enumerate(SPATIAL_REACTIONS):
+    for k, label in enumerate(REACTION_COLUMNS[3]):
         np.testing.assert_array_equal(series[f"hinge.{label}"], reactions[:, 0, k])
