@@ -3,29 +3,13 @@ trajectory that gives it. ``timeseries.parquet`` writes them (:mod:`pipelines.si
 and the calibration fits them (:mod:`pipelines.calibration.signals`), so a record column
 and a timeseries column of the same name are the same quantity.
 
-In file order (SI units):
-
-- per body ``B``, planar: ``B.x B.vx B.ax B.y B.vy B.ay B.theta B.omega B.alpha``; spatial:
-  ``B.x B.y B.z``, the unit quaternion ``B.q0 .. B.q3`` (scalar first, the stored one
-  normalised), ``B.vx B.vy B.vz``, the ground-frame angular velocity ``B.wx B.wy B.wz``,
-  ``B.ax B.ay B.az``;
-- per clearance joint ``J``, by its kind (:data:`JOINT_COLUMNS`): the planar revolute
-  clearance joint ``J.ex J.ey J.penetration J.normal_force J.tangential_force
-  J.slip_velocity``; the spatial cylindrical one adds ``J.tilt`` and the statically
-  equivalent end forces ``J.normal_force_a J.normal_force_b``; the spherical one has
-  ``J.ez`` and neither tilt nor end forces;
-- per cylindrical clearance joint ``J``: the journal axis' points at the two ends of the
-  contact length, in the bearing's cross-section axes, ``J.ex_a J.ey_a J.ex_b J.ey_b``
-  (:func:`end_eccentricities`);
-- per tracked point ``P`` (a spatial config's ``[[tracked_points]]``): ``P.x P.y P.z``;
-- per driver ``D``: ``D.torque``;
-- per ideal joint: the force and moment on its second body from the multipliers (moment
-  about the joint's point, ground axes): planar ``reaction_x reaction_y reaction_moment``,
-  spatial ``reaction_x reaction_y reaction_z reaction_mx reaction_my reaction_mz``;
-- per flexible body: :mod:`pipelines.flexible_outputs`.
-
-A new joint kind's columns are one entry of :data:`JOINT_COLUMNS` and of
-:func:`clearance_joint_kinds`.
+In file order: per body (:data:`BODY_COLUMNS`, by dimension), per clearance joint by its
+kind (:data:`JOINT_COLUMNS`), the end orbits of each cylindrical joint
+(:data:`END_ORBIT_COLUMNS`), per tracked point, per driver, per ideal joint its reaction on
+its second body from the multipliers (:data:`REACTION_COLUMNS`: ground axes, moment about
+the joint's point), per flexible body :mod:`pipelines.flexible_outputs`. The list with
+units: docs/outputs.md. A new joint kind's columns are one entry of :data:`JOINT_COLUMNS`
+and of :func:`clearance_joint_kinds`.
 """
 
 from __future__ import annotations
@@ -105,12 +89,18 @@ JOINT_COLUMNS: dict[str, dict[str, tuple[str, Getter]]] = {
 }
 # The end orbits of a cylindrical joint: suffix -> (end, component) of end_eccentricities.
 END_ORBIT_COLUMNS = {"ex_a": (0, 0), "ey_a": (0, 1), "ex_b": (1, 0), "ey_b": (1, 1)}
-DRIVER_COLUMNS = {"torque": "N*m"}
-# Per ideal joint, by dimension: suffix -> SI unit of the reaction component (its index).
-REACTION_COLUMNS: dict[int, dict[str, str]] = {
-    2: {"reaction_x": "N", "reaction_y": "N", "reaction_moment": "N*m"},
-    3: {"reaction_x": "N", "reaction_y": "N", "reaction_z": "N",
-        "reaction_mx": "N*m", "reaction_my": "N*m", "reaction_mz": "N*m"},
+DRIVER_COLUMNS = {"torque": ("N*m", lambda trajectory, d: trajectory.driver_torques[:, d])}
+
+
+def _reaction(component: int, unit: str) -> tuple[str, Getter]:
+    return unit, lambda trajectory, k: jnp.asarray(trajectory.joint_reactions)[:, k, component]
+
+
+# Per ideal joint, by dimension: suffix -> (SI unit, getter(trajectory, ideal joint index)).
+REACTION_COLUMNS: dict[int, dict[str, tuple[str, Getter]]] = {
+    2: {"reaction_x": _reaction(0, "N"), "reaction_y": _reaction(1, "N"), "reaction_moment": _reaction(2, "N*m")},
+    3: {f"reaction_{axis}": _reaction(c, "N" if c < 3 else "N*m")
+        for c, axis in enumerate(("x", "y", "z", "mx", "my", "mz"))},
 }
 TRACKED_POINT_COLUMNS = {"x": "m", "y": "m", "z": "m"}
 
@@ -203,17 +193,6 @@ def _tracked_group(tracked: Mapping[str, Attachment]) -> ColumnGroup:
                        values)
 
 
-def _driver_group(mechanism: AbstractMechanism) -> ColumnGroup:
-    return _table_group(mechanism.driver_names, {
-        suffix: (unit, lambda trajectory, d: trajectory.driver_torques[:, d]) for suffix, unit in DRIVER_COLUMNS.items()})
-
-
-def _reaction_group(mechanism: AbstractMechanism) -> ColumnGroup:
-    table = {suffix: (unit, lambda trajectory, k, c=c: jnp.asarray(trajectory.joint_reactions)[:, k, c])
-             for c, (suffix, unit) in enumerate(REACTION_COLUMNS[mechanism.dimension].items())}
-    return _table_group(mechanism.joint_names, table)
-
-
 def column_groups(mechanism: AbstractMechanism, tracked: Mapping[str, Attachment] | None = None) -> list[ColumnGroup]:
     """The column groups of ``mechanism`` in file order (``tracked``: the tracked points)."""
     return [
@@ -221,8 +200,8 @@ def column_groups(mechanism: AbstractMechanism, tracked: Mapping[str, Attachment
         _joint_group(mechanism),
         _end_orbit_group(mechanism),
         _tracked_group(tracked or {}),
-        _driver_group(mechanism),
-        _reaction_group(mechanism),
+        _table_group(mechanism.driver_names, DRIVER_COLUMNS),
+        _table_group(mechanism.joint_names, REACTION_COLUMNS[mechanism.dimension]),
         ColumnGroup(flexible_units(mechanism), lambda trajectory: flexible_columns(mechanism, trajectory)),
     ]
 

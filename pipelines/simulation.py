@@ -117,24 +117,17 @@ def check_initial_positions(config, mechanism: AbstractMechanism) -> None:
     """
     converged, moves = _projection_moves(mechanism)
     if not converged:
-        raise ConfigError(
-            config.source, "bodies",
-            "the initial positions cannot be projected onto the joints (Gauss-Newton did not converge); "
-            "check the body positions, joint points, axes and drivers",
-        )
+        raise ConfigError(config.source, "bodies", "the initial positions cannot be projected onto the joints "
+                          "(Gauss-Newton did not converge); check the body positions, joint points, axes and drivers")
     for name, (shift, angle) in zip(mechanism.body_names, moves):
         body = name.split("[")[0]  # a flexible body's segment B[k] is configured as B
         if not np.isfinite(shift) or shift > POSITION_TOLERANCE or angle > ANGLE_TOLERANCE:
-            raise ConfigError(
-                config.source, f"bodies.{body}.position",
-                f"initial position violates the joints by {shift * 1e3:.3g} mm / {np.degrees(angle):.3g} deg; "
-                "fix the positions (tolerance 1 mm, 0.57 deg)",
-            )
+            raise ConfigError(config.source, f"bodies.{body}.position",
+                              f"initial position violates the joints by {shift * 1e3:.3g} mm / "
+                              f"{np.degrees(angle):.3g} deg; fix the positions (tolerance 1 mm, 0.57 deg)")
         if shift > PROJECTION_WARNING or angle > PROJECTION_WARNING:
-            warnings.warn(
-                f"{config.source}: bodies.{body}.position: projected onto the joints "
-                f"(moved {shift * 1e3:.3g} mm, {np.degrees(angle):.3g} deg)", stacklevel=2
-            )
+            warnings.warn(f"{config.source}: bodies.{body}.position: projected onto the joints "
+                          f"(moved {shift * 1e3:.3g} mm, {np.degrees(angle):.3g} deg)", stacklevel=2)
 
 
 def trajectory_status(trajectory) -> str:
@@ -186,11 +179,7 @@ def joint_regimes(mechanism, trajectory) -> dict:
     periods = model.contact_periods(mechanism)
     data: dict = {}
     for k, name in enumerate(mechanism.clearance_names):
-        data[f"{name}.regime"] = {
-            "free_flight": float(regime.free_flight[k]),
-            "impact": float(regime.impact[k]),
-            "continuous_contact": float(regime.continuous_contact[k]),
-        }
+        data[f"{name}.regime"] = {share: float(getattr(regime, share)[k]) for share in model.Regime._fields}
         data[f"{name}.contact_period_estimate"] = float(periods[k])
         data[f"{name}.max_penetration_over_clearance"] = float(
             np.max(np.asarray(trajectory.penetration[:, k])[counted]) / float(mechanism.clearance_joints[k].clearance)
@@ -262,17 +251,10 @@ def summary(run: SimulationRun) -> dict:
     mechanism, trajectory = run.mechanism, run.trajectory
     data = _metrics(mechanism, trajectory)
     violation = data.pop("max_constraint_violation")
-    data["solver"] = {
-        "name": run.settings.solver,
-        "steps": int(trajectory.steps),
-        "rejected_steps": int(trajectory.rejected_steps),
-        "status": run.status,
-        "compile_seconds": run.compile_seconds,
-        "run_seconds": run.run_seconds,
-        "rtol": run.settings.rtol,
-        "atol": run.settings.atol,
-        "dtmax": run.settings.dtmax,
-    }
+    data["solver"] = {"name": run.settings.solver, "steps": int(trajectory.steps),
+                      "rejected_steps": int(trajectory.rejected_steps), "status": run.status,
+                      "compile_seconds": run.compile_seconds, "run_seconds": run.run_seconds,
+                      "rtol": run.settings.rtol, "atol": run.settings.atol, "dtmax": run.settings.dtmax}
     data.update(joint_regimes(mechanism, trajectory))
     data.update(window_and_transients(mechanism, trajectory))
     data.update(velocity_projection(mechanism, trajectory))

@@ -1,23 +1,8 @@
-"""Figures of a ``simulate`` run, planar or spatial (written beside ``timeseries.parquet``).
-
-The panels follow the joint kinds present (:data:`ORBIT_CURVES`, :data:`FORCE_CURVES`,
-keyed like :data:`pipelines.columns.JOINT_COLUMNS`); the curves are output columns.
-
-- ``accelerations.png`` (planar): each rigid body's acceleration against the ideal twin's;
-- ``tracked_points.png``: per tracked point, the y displacement against time and the paths
-  in the x-y and z-y planes, the ideal twin's dashed;
-- ``normal_force.png`` (planar) / ``end_forces.png`` (spatial): per clearance joint, its
-  normal force, a cylindrical joint's as the two end forces ``normal_force_a/b``;
-- ``orbits.png``: per clearance joint, the journal centre inside the clearance circle (a
-  cylindrical joint: the journal axis' points at both ends of the contact length, a
-  spherical one: the ball centre's (u, w) projection);
-- ``friction.png`` (spatial): per clearance joint with a friction law, the slip speed at the
-  deepest slice and the coefficient the law gives there while in contact (the ratio of the
-  resultants ``F_t / F_n`` is none: a tilted journal bearing on opposite sides at its two
-  ends cancels its slice normal forces in the resultant but not their friction);
-- ``driver_torque.png`` (planar): driver torques against the ideal twin's;
-- ``<B>_deflection.png`` per flexible body (:func:`pipelines.flexible_outputs.plot_flexible`).
-"""
+"""Figures of a ``simulate`` run, planar or spatial, written beside ``timeseries.parquet``
+(the list: docs/outputs.md). The clearance joints' panels follow their kinds
+(:data:`ORBIT_CURVES`, :data:`FORCE_CURVES`, keyed like
+:data:`pipelines.columns.JOINT_COLUMNS`) and draw output columns; :data:`FIGURES` says
+which figures a run has."""
 
 from __future__ import annotations
 
@@ -73,24 +58,26 @@ def _column(run, name: str) -> np.ndarray:
     return np.asarray(output_column(run.mechanism, run.trajectory, name))
 
 
+def _with_ideal(axis, run, abscissa, values, label: str) -> None:
+    """``values(trajectory)`` of the run (thin) and of its ideal twin (black), if it was run."""
+    axis.plot(abscissa, values(run.trajectory), lw=0.7, label=f"{label}clearance")
+    if run.ideal is not None:
+        axis.plot(abscissa, values(run.ideal), "k", lw=1.2, label=f"{label}ideal")
+    axis.legend(fontsize=7, loc="upper right")
+
+
 def plot_accelerations(run, out: Path) -> list[str]:
     """Each rigid body's acceleration against the ideal mechanism's (planar)."""
     angle, label = drive_angle(run)
     # Segments of flexible bodies (named "B[k]") are left out: their bodies get their own plot.
     bodies = [(b, name) for b, name in enumerate(run.mechanism.body_names) if "[" not in name]
-    plt = _pyplot()
-    figure, axes = plt.subplots(len(bodies), 2, figsize=(10, 2.6 * len(bodies)), squeeze=False, sharex=True)
+    figure, axes = _pyplot().subplots(len(bodies), 2, figsize=(10, 2.6 * len(bodies)), squeeze=False, sharex=True)
     for row, (b, name) in enumerate(bodies):
         for c, component in enumerate(("ax", "ay")):
-            axis = axes[row, c]
-            values = np.asarray(run.trajectory.qdd[:, 3 * b + c])
-            axis.plot(angle, values, lw=0.7, label="clearance")
-            if run.ideal is not None:
-                axis.plot(angle, np.asarray(run.ideal.qdd[:, 3 * b + c]), "k", lw=1.2, label="ideal")
-            axis.set_ylabel(f"{name}.{component} (m/s²)")
-            if np.ptp(values) < 1e-6:
-                axis.set_ylim(-1.0, 1.0)  # constrained to zero: hide round-off
-            axis.legend(fontsize=7, loc="upper right")
+            _with_ideal(axes[row, c], run, angle, lambda trajectory: np.asarray(trajectory.qdd[:, 3 * b + c]), "")
+            axes[row, c].set_ylabel(f"{name}.{component} (m/s²)")
+            if np.ptp(np.asarray(run.trajectory.qdd[:, 3 * b + c])) < 1e-6:
+                axes[row, c].set_ylim(-1.0, 1.0)  # constrained to zero: hide round-off
     for axis in axes[-1]:
         axis.set_xlabel(label)
     figure.suptitle("Body accelerations: clearance joints vs ideal joints")
@@ -202,16 +189,10 @@ def plot_friction(run, out: Path) -> list[str]:
 def plot_driver_torques(run, out: Path) -> list[str]:
     """Driver torques, with the ideal mechanism's for comparison."""
     angle, label = drive_angle(run)
-    plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(8, 4))
+    figure, axis = _pyplot().subplots(figsize=(8, 4))
     for d, name in enumerate(run.mechanism.driver_names):
-        axis.plot(angle, np.asarray(run.trajectory.driver_torques[:, d]), lw=0.7, label=f"{name} (clearance)")
-        if run.ideal is not None:
-            axis.plot(angle, np.asarray(run.ideal.driver_torques[:, d]), "k", lw=1.2, label=f"{name} (ideal)")
-    axis.set_xlabel(label)
-    axis.set_ylabel("torque (N m)")
-    axis.set_title("Driver torque")
-    axis.legend()
+        _with_ideal(axis, run, angle, lambda trajectory: np.asarray(trajectory.driver_torques[:, d]), f"{name} ")
+    axis.set_xlabel(label), axis.set_ylabel("torque (N m)"), axis.set_title("Driver torque")
     save_figure(out / "driver_torque.png", figure)
     return ["driver_torque.png"]
 
