@@ -1,5 +1,6 @@
-"""The double-link configs load as documented; tracked points and the journals' end orbits
-of a spatial run come from the body poses."""
+"""The output columns (pipelines/columns.py): the double-link configs load as documented;
+tracked points and the journals' end orbits come from the body poses; each joint kind writes
+its columns; the calibration's signals are the timeseries columns."""
 
 from pathlib import Path
 from types import SimpleNamespace
@@ -9,9 +10,11 @@ import numpy as np
 import pytest
 
 from model.geometry.quaternion import axis_angle_quaternion
+from pipelines.build import build_mechanism
 from pipelines.build_spatial import build_spatial
+from pipelines.calibration.signals import signal_units, trajectory_signals
 from pipelines.config import load_mechanism
-from pipelines.columns import end_eccentricities
+from pipelines.columns import END_ORBIT_COLUMNS, end_eccentricities, output_columns
 from pipelines.simulation import tracked_point_paths
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -62,30 +65,6 @@ def test_tracked_point_and_end_orbits_follow_the_body_poses(double_link):
     assert abs(np.linalg.norm(ends_joint2[1] - ends_joint2[0]) - 0.02 * np.sin(tilt) * np.cos(np.pi / 6)) < 1e-9
 
 
-def test_spatial_plots_are_written(double_link, tmp_path):
-    from pipelines.simulation_plots import plot_friction, plot_simulation
-
-    config, mechanism = double_link
-    times = 6
-    x0 = np.asarray(mechanism.initial_positions)
-    x = np.repeat(x0[None], times, axis=0)
-    x[:, 8] -= np.linspace(0.0, 1e-3, times)  # link 2 drops 1 mm
-    joints = np.ones((times, 2))
-    trajectory = SimpleNamespace(
-        t=jnp.linspace(0.0, 1e-3, times), x=jnp.asarray(x), normal_force=jnp.asarray(joints),
-        normal_force_a=jnp.asarray(0.5 * joints), normal_force_b=jnp.asarray(0.5 * joints),
-        tangential_force=jnp.asarray(0.1 * joints), slip_velocity=jnp.asarray(1e-3 * joints),
-        penetration=jnp.asarray(1e-6 * joints), eccentricity=jnp.zeros((times, 2, 3)))
-    run = SimpleNamespace(config=config, mechanism=mechanism, trajectory=trajectory, ideal=trajectory)
-    names = plot_simulation(run, tmp_path)
-    assert names == ["tracked_points.png", "end_forces.png", "orbits.png"]  # frictionless joints: no friction.png
-    assert all((tmp_path / name).stat().st_size > 0 for name in names)
-    rubbing = load_mechanism(CONFIGS / "double_link_clearance_friction.toml")
-    run.mechanism = build_spatial(rubbing)
-    assert plot_friction(run, tmp_path) == ["friction.png"]
-    assert (tmp_path / "friction.png").stat().st_size > 0
-
-
 def test_spherical_clearance_joint_columns_and_reactions():
     """A spherical clearance joint writes its eccentricity's three components and none of the
     cylindrical joint's axis columns; every named ideal joint writes its reaction."""
@@ -117,3 +96,66 @@ def test_spherical_clearance_joint_columns_and_reactions():
     assert not {f"{name}.{k}" for k in ("tilt", "normal_force_a", "normal_force_b", "ex_a", "ey_a")} & set(series)
     for k, label in enumerate(REACTION_COLUMNS[3]):
         np.testing.assert_array_equal(series[f"hinge.{label}"], reactions[:, 0, k])
+
+
+def _random(shape, rng):
+    return rng.normal(size=shape)
+
+
+def test_planar_columns_read_the_coordinates_in_the_contract_order():
+    """A planar body's nine columns and the revolute clearance joint's six, in the contract's
+    order, read from the coordinates they name; the calibration's signals are these columns."""
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"))
+    rng, times = np.random.default_rng(1), 4
+    coordinates = 3 * len(mechanism.body_names)
+    joints, ideal = len(mechanism.clearance_names), len(mechanism.joint_names)
+    trajectory = SimpleNamespace(
+        t=np.linspace(0.0, 1e-3, times), q=_random((times, coordinates), rng), qd=_random((times, coordinates), rng),
+        qdd=_random((times, coordinates), rng), eccentricity=_random((times, joints, 2), rng),
+        **{field: _random((times, joints), rng) for field in ("penetration", "normal_force", "tangential_force",
+                                                               "slip_velocity")},
+        driver_torques=_random((times, len(mechanism.driver_names)), rng),
+        joint_reactions=_random((times, ideal, 3), rng))
+    columns = output_columns(mechanism, trajectory)
+    body, pin = mechanism.body_names[1], mechanism.clearance_names[0]
+    assert [name for name in columns if name.startswith(f"{body}.")] == [
+        f"{body}.{kind}" for kind in ("x", "vx", "ax", "y", "vy", "ay", "theta", "omega", "alpha")]
+    assert [name for name in columns if name.startswith(f"{pin}.")] == [
+        f"{pin}.{kind}" for kind in ("ex", "ey", "penetration", "normal_force", "tangential_force", "slip_velocity")]
+    np.testing.assert_array_equal(columns[f"{body}.omega"], trajectory.qd[:, 5])
+    np.testing.assert_array_equal(columns[f"{body}.ay"], trajectory.qdd[:, 4])
+    np.testing.assert_array_equal(columns[f"{pin}.ey"], trajectory.eccentricity[:, 0, 1])
+    np.testing.assert_array_equal(columns[f"{mechanism.joint_names[-1]}.reaction_moment"], trajectory.joint_reactions[:, -1, 2])
+    assert list(signal_units(mechanism)) == list(columns)
+    np.testing.assert_array_equal(trajectory_signals(mechanism, trajectory, list(columns)),
+                                  np.stack(list(columns.values()), axis=1))
+
+
+def test_spatial_signals_are_the_timeseries_columns(double_link):
+    """A cylindrical joint's columns in the contract's order, its end orbits after the joints;
+    the calibration's signal of every column is that column."""
+    _, mechanism = double_link
+    rng, times = np.random.default_rng(2), 3
+    x = np.repeat(np.asarray(mechanism.initial_positions)[None], times, 0) + 1e-3 * _random((times, 14), rng)
+    joints = len(mechanism.clearance_names)
+    trajectory = SimpleNamespace(
+        t=np.linspace(0.0, 1e-3, times), x=x, v=_random((times, 12), rng), vdot=_random((times, 12), rng),
+        eccentricity=_random((times, joints, 3), rng),
+        **{field: _random((times, joints), rng) for field in ("tilt", "penetration", "normal_force", "normal_force_a",
+                                                               "normal_force_b", "tangential_force", "slip_velocity")},
+        driver_torques=np.zeros((times, 0)), joint_reactions=np.zeros((times, 0, 6)))
+    columns = output_columns(mechanism, trajectory)
+    name = mechanism.clearance_names[0]
+    assert [column for column in columns if column.startswith(f"{name}.")] == [
+        f"{name}.{kind}" for kind in ("ex", "ey", "tilt", "penetration", "normal_force", "normal_force_a",
+                                      "normal_force_b", "tangential_force", "slip_velocity",
+                                      "ex_a", "ey_a", "ex_b", "ey_b")]
+    quaternion = x[:, 3:7] / np.linalg.norm(x[:, 3:7], axis=1, keepdims=True)
+    np.testing.assert_allclose(columns["link1.q2"], quaternion[:, 2], rtol=1e-15)
+    np.testing.assert_array_equal(columns["link2.wy"], trajectory.v[:, 10])
+    np.testing.assert_array_equal(columns[f"{name}.tilt"], trajectory.tilt[:, 0])
+    assert list(signal_units(mechanism)) == list(columns)
+    # one end-orbit column stands for the four (each signal evaluates its group)
+    names = [column for column in columns if column.rpartition(".")[2] not in END_ORBIT_COLUMNS] + [f"{name}.ey_b"]
+    np.testing.assert_array_equal(trajectory_signals(mechanism, trajectory, names),
+                                  np.stack([columns[column] for column in names], axis=1))
