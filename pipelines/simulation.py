@@ -1,6 +1,7 @@
 """One simulation of a configured planar or spatial mechanism, with its ideal-joint twin,
 timed and checked; its ``timeseries.parquet`` columns (:mod:`pipelines.columns`) and its
-``summary.json``. Only the start check and the kinetic energy of the start tell the
+``summary.json``. Only the start check (a planar body's angle, a spatial body's
+quaternion), the kinetic energy of the start and the state the status checks tell the
 dimensions apart."""
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from model.mechanics.interface import AbstractMechanism
 from model.integrate.settings import SolverSettings
 
 from .build import build_mechanism, solver_settings
+from .config import MechanismConfig
+from .config.spatial import SpatialConfig
 from .columns import Attachment, as_arrays, output_columns, tracked_point_path
 from .errors import ConfigError
 from .flexible_outputs import flexible_summary
@@ -36,11 +39,11 @@ PROJECTION_WARNING = 1e-7
 class SimulationRun:
     """A finished run: the model, its trajectory, the ideal twin's and the timings."""
 
-    config: object  # a MechanismConfig or SpatialConfig
+    config: MechanismConfig | SpatialConfig
     mechanism: AbstractMechanism
     settings: SolverSettings
-    trajectory: object  # a Trajectory or SpatialTrajectory
-    ideal: object | None
+    trajectory: model.Trajectory | model.SpatialTrajectory
+    ideal: model.Trajectory | model.SpatialTrajectory | None
     ideal_mechanism: AbstractMechanism | None
     compile_seconds: float
     run_seconds: float
@@ -58,7 +61,7 @@ class SimulationRun:
         return as_arrays(output_columns(self.mechanism, self.trajectory, self.tracked))
 
 
-def tracked_points(config) -> dict[str, Attachment]:
+def tracked_points(config: MechanismConfig | SpatialConfig) -> dict[str, Attachment]:
     """``[[tracked_points]]`` of a spatial config: name -> (engine body, body-frame point in
     m; on a flexible body the segment that holds the point); none on a planar config."""
     points = getattr(config, "tracked_points", None) or []
@@ -108,7 +111,7 @@ def _projection_moves(mechanism: AbstractMechanism) -> tuple[bool, np.ndarray]:
     return converged, np.array([(np.linalg.norm(p[:3] - g[:3]), _rotation_angle(p[3:], g[3:])) for p, g in blocks])
 
 
-def check_initial_positions(config, mechanism: AbstractMechanism) -> None:
+def check_initial_positions(config: MechanismConfig | SpatialConfig, mechanism: AbstractMechanism) -> None:
     """Refuse configured positions far from the ideal joints, warn about small corrections
     (a spatial body's rotation measured by the angle between the quaternions).
 
@@ -130,7 +133,7 @@ def check_initial_positions(config, mechanism: AbstractMechanism) -> None:
                           f"(moved {shift * 1e3:.3g} mm, {np.degrees(angle):.3g} deg)", stacklevel=2)
 
 
-def trajectory_status(trajectory) -> str:
+def trajectory_status(trajectory: model.Trajectory | model.SpatialTrajectory) -> str:
     """``"ok"``, the solver's failure, or ``"non-finite state"``; never a silent NaN."""
     message = model.result_message(int(trajectory.result))
     if message != "ok":
@@ -141,7 +144,8 @@ def trajectory_status(trajectory) -> str:
     return "ok"
 
 
-def _timed_simulate(mechanism: AbstractMechanism, settings: SolverSettings) -> tuple[object, float, float]:
+def _timed_simulate(mechanism: AbstractMechanism, settings: SolverSettings
+                    ) -> tuple[model.Trajectory | model.SpatialTrajectory, float, float]:
     start = time.perf_counter()
     compiled = jax.jit(model.simulate, static_argnums=1).lower(mechanism, settings).compile()
     compiled_at = time.perf_counter()
@@ -149,7 +153,7 @@ def _timed_simulate(mechanism: AbstractMechanism, settings: SolverSettings) -> t
     return trajectory, compiled_at - start, time.perf_counter() - compiled_at
 
 
-def run_simulation(config, with_ideal: bool = True, **settings_changes) -> SimulationRun:
+def run_simulation(config: MechanismConfig | SpatialConfig, with_ideal: bool = True, **settings_changes) -> SimulationRun:
     """Build, check, compile and solve ``config`` (planar or spatial); also its ideal-joint
     twin (the clearance joints made ideal, same start)."""
     mechanism = build_mechanism(config)

@@ -206,7 +206,8 @@ def plot_flexible_bodies(run, out: Path) -> list[str]:
 
 # (figure, whether the run has it), in the order they are drawn.
 FIGURES = (
-    (plot_accelerations, lambda run: run.mechanism.dimension == 2 and any("[" not in b for b in run.mechanism.body_names)),
+    (plot_accelerations, lambda run: run.mechanism.dimension == 2
+     and any("[" not in body for body in run.mechanism.body_names)),
     (plot_tracked_points, lambda run: bool(getattr(run.config, "tracked_points", None))),
     (plot_forces, lambda run: bool(run.mechanism.clearance_joints)),
     (plot_orbits, lambda run: bool(run.mechanism.clearance_joints)),
