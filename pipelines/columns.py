@@ -24,6 +24,8 @@ from jaxtyping import Array, Float
 
 from model.geometry.quaternion import rotation_matrix
 from model.mechanics.interface import AbstractMechanism
+from model.mechanics.spatial.mechanism import POSITION_SIZE as SPATIAL_POSITION
+from model.mechanics.spatial.mechanism import VELOCITY_SIZE as SPATIAL_VELOCITY
 
 from .flexible_outputs import flexible_columns, flexible_units
 
@@ -31,9 +33,7 @@ Getter = Callable[[Any, int], Float[Array, " times"]]
 # A tracked point: the index of the body that carries it and its body-frame position (m).
 Attachment = tuple[int, Float[Array, "3"]]
 
-# The spatial state's block sizes per body: position (x, y, z, quaternion) and velocity.
-SPATIAL_POSITION, SPATIAL_VELOCITY = 7, 6
-PLANAR_COORDINATES = 3
+PLANAR_COORDINATES = 3  # x, y, theta per body
 
 
 def _body_entry(field: str, size: int, index: int, unit: str) -> tuple[str, Getter]:
