@@ -2,7 +2,8 @@
 
 Per clearance joint ``J``: ``J.max_normal_force`` (N), ``J.max_penetration`` (m),
 ``J.first_impact_time`` (s), ``J.first_impact_velocity`` (m/s), ``J.num_impacts``,
-``J.contact_fraction``; per body ``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2).
+``J.contact_fraction``; per body ``B.max_abs_ax``, ``B.max_abs_ay`` (m/s^2) and, on a spatial
+mechanism, ``B.max_abs_az``.
 
 All metrics of a trajectory from :func:`model.simulate` or :func:`model.solve_ensemble`
 come from its :class:`~model.integrate.peaks.Peaks`, reduced over the solver's accepted
@@ -24,9 +25,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
 from .mechanics.interface import AbstractMechanism
-from .mechanics.mechanism import Mechanism
 from .integrate.peaks import Peaks, with_flexible_bodies
-from .integrate.solve import Trajectory
 from .integrate.timescales import contact_periods
 
 # The summary metrics, with their dimensions (pipelines.units names).
@@ -48,6 +47,7 @@ def body_metric_dimensions(dimension: int) -> dict[str, str]:
 
 
 BODY_METRICS = body_metric_dimensions(2)
+SPATIAL_BODY_METRICS = body_metric_dimensions(3)
 
 # A contact episode longer than this many contact periods counts as continuous contact
 # rather than an impact.
@@ -94,7 +94,7 @@ def regime_shares(penetration: Float[Array, " times"], continuous_after_samples:
     return free, 1.0 - free - steady, steady
 
 
-def regimes(mechanism: Mechanism, trajectory: Trajectory) -> Regime:
+def regimes(mechanism: AbstractMechanism, trajectory) -> Regime:
     """Shares of time in free flight, impact and continuous contact per clearance joint."""
     interval = trajectory.t[1] - trajectory.t[0]
     threshold = CONTINUOUS_CONTACT_PERIODS * contact_periods(mechanism) / interval
@@ -145,26 +145,44 @@ def sampled_joint_metrics(t, penetration, normal_force, impact_memory, start=0.0
     }
 
 
-def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
-    """The summary metrics, keyed ``"<joint>.<metric>"`` / ``"<body>.<metric>"``; a spatial
-    mechanism's are :func:`model.metrics_spatial.spatial_summary_metrics`."""
-    if mechanism.dimension == 3:
-        # metrics_spatial builds on this module's joint metrics, so it is imported here
-        from .metrics_spatial import spatial_summary_metrics
+def _contact_slots(mechanism: AbstractMechanism, trajectory) -> tuple[list[int], Float[Array, "times slots"]]:
+    """The impact-memory slots of each clearance joint and their penetrations (m): one per
+    planar joint; one per slice of a spatial cylindrical joint, one per spherical joint."""
+    if mechanism.dimension == 2:
+        return [1] * len(mechanism.clearance_joints), trajectory.penetration
+    sizes = [joint.slices for joint in mechanism.cylindrical_joints] + [1] * len(mechanism.spherical_joints)
+    return sizes, trajectory.slice_penetration
 
-        return spatial_summary_metrics(mechanism, trajectory)
-    metrics = {}
-    for k, name in enumerate(mechanism.clearance_names):
-        if trajectory.peaks is not None:
-            duration = window_duration(trajectory.t, trajectory.peaks.window_start)
-            peaks = peak_joint_metrics(trajectory.peaks, duration, k)
-            metrics.update({f"{name}.{key}": value for key, value in peaks.items()})
-            continue
+
+def _sampled_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
+    """Every joint's metrics from the output samples: the penetration is the joint's (a
+    sliced joint's deepest slice), the first-impact speed the impact memory of the slot
+    that touched first."""
+    metrics, start = {}, 0
+    sizes, slot_penetration = _contact_slots(mechanism, trajectory)
+    for k, (name, size) in enumerate(zip(mechanism.clearance_names, sizes)):
+        slots = slot_penetration[:, start : start + size]
+        first_slot = jnp.argmax(jnp.any(slots > 0.0, axis=0) * (1.0 + jnp.max(slots, axis=0)))
         sampled = sampled_joint_metrics(
-            trajectory.t, trajectory.penetration[:, k], trajectory.normal_force[:, k], trajectory.impact_memory[:, k],
-            mechanism.metrics_start(),
+            trajectory.t, trajectory.penetration[:, k], trajectory.normal_force[:, k],
+            trajectory.impact_memory[:, start + first_slot], mechanism.metrics_start(),
         )
         metrics.update({f"{name}.{key}": value for key, value in sampled.items()})
+        start += size
+    return metrics
+
+
+def summary_metrics(mechanism: AbstractMechanism, trajectory) -> dict[str, Array]:
+    """The summary metrics of a planar or spatial trajectory, keyed ``"<joint>.<metric>"``
+    / ``"<body>.<metric>"``. From the step-wise peaks when the trajectory has them (a sliced
+    joint's penetration and closing speed are its deepest slice's, its force the resultant
+    of the slice forces, :mod:`model.integrate.peaks`), else from the output samples."""
+    if trajectory.peaks is None:
+        metrics = _sampled_metrics(mechanism, trajectory)
+    else:
+        duration = window_duration(trajectory.t, trajectory.peaks.window_start)
+        metrics = {f"{name}.{key}": value for k, name in enumerate(mechanism.clearance_names)
+                   for key, value in peak_joint_metrics(trajectory.peaks, duration, k).items()}
     metrics.update(body_metrics(mechanism, trajectory))
     return metrics
 

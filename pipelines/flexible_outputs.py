@@ -97,11 +97,6 @@ def flexible_columns(mechanism: AbstractMechanism, trajectory) -> dict[str, Floa
     return columns
 
 
-def flexible_arrays(mechanism: AbstractMechanism, trajectory) -> dict[str, np.ndarray]:
-    """:func:`flexible_columns` as NumPy arrays, for the output files, the summary and the plot."""
-    return {name: np.asarray(column) for name, column in flexible_columns(mechanism, trajectory).items()}
-
-
 def _spatial_point(x, segment: int, local_x: float) -> Float[Array, "n 3"]:
     """Ground-frame position of point ``(local_x, 0, 0)`` of a spatial segment (n, 3)."""
     block = x[:, 7 * segment : 7 * segment + 7]

@@ -1,4 +1,8 @@
-"""One simulation of a configured mechanism, with its ideal-joint twin, timed and checked."""
+"""One simulation of a configured planar or spatial mechanism, with its ideal-joint twin,
+timed and checked; its ``timeseries.parquet`` columns (:mod:`pipelines.columns`) and its
+``summary.json``. Only the start check (a planar body's angle, a spatial body's
+quaternion), the kinetic energy of the start and the state the status checks tell the
+dimensions apart."""
 
 from __future__ import annotations
 
@@ -7,92 +11,141 @@ import time
 import warnings
 from dataclasses import dataclass
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
 import model
-from model.mechanics.dynamics import project_onto_constraints
-from model.mechanics.mechanism import Mechanism
+from model.mechanics.interface import AbstractMechanism
 from model.integrate.settings import SolverSettings
-from model.integrate.trajectory import Trajectory
 
 from .build import build_mechanism, solver_settings
 from .config import MechanismConfig
+from .config.spatial import SpatialConfig
+from .columns import Attachment, as_arrays, output_columns, tracked_point_path
 from .errors import ConfigError
-from .flexible_outputs import flexible_arrays, flexible_summary
+from .flexible_outputs import flexible_summary
 
 # Initial positions further than this from the joints' constraint manifold are refused
 # (m for positions, rad for angles); smaller violations are projected away with a warning.
 POSITION_TOLERANCE = 1e-3
 ANGLE_TOLERANCE = 1e-2
 PROJECTION_WARNING = 1e-7
-# per ideal joint: the force (N, ground x and y) and moment (N m, about the joint's point)
-# on its second body, from the multipliers (model.mechanics.dynamics.joint_reactions)
-PLANAR_REACTIONS = ("reaction_x", "reaction_y", "reaction_moment")
 
 
 @dataclass
 class SimulationRun:
-    """A finished run: the model, its trajectory, the ideal mechanism's and the timings."""
+    """A finished run: the model, its trajectory, the ideal twin's and the timings."""
 
-    config: MechanismConfig
-    mechanism: Mechanism
+    config: MechanismConfig | SpatialConfig
+    mechanism: AbstractMechanism
     settings: SolverSettings
-    trajectory: Trajectory
-    ideal: Trajectory | None
+    trajectory: model.Trajectory | model.SpatialTrajectory
+    ideal: model.Trajectory | model.SpatialTrajectory | None
+    ideal_mechanism: AbstractMechanism | None
     compile_seconds: float
     run_seconds: float
     status: str  # "ok" or why the solve failed
 
     @functools.cached_property
-    def flexible_columns(self) -> dict[str, np.ndarray]:
-        """The flexible bodies' output columns (computed once: the timeseries, the summary
-        and the plot all read them)."""
-        return flexible_arrays(self.mechanism, self.trajectory)
+    def tracked(self) -> dict[str, Attachment]:
+        """The config's tracked points (:func:`tracked_points`)."""
+        return tracked_points(self.config)
+
+    @functools.cached_property
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every output column (computed once: the timeseries, the summary and the plots
+        read them)."""
+        return as_arrays(output_columns(self.mechanism, self.trajectory, self.tracked))
 
 
-def check_initial_positions(config: MechanismConfig, mechanism: Mechanism) -> None:
-    """Refuse configured positions far from the ideal joints, warn about small corrections.
+def tracked_points(config: MechanismConfig | SpatialConfig) -> dict[str, Attachment]:
+    """``[[tracked_points]]`` of a spatial config: name -> (engine body, body-frame point in
+    m; on a flexible body the segment that holds the point); none on a planar config."""
+    points = getattr(config, "tracked_points", None) or []
+    if not points:
+        return {}
+    from .build_spatial import SpatialLayout
+
+    layout = SpatialLayout(config)
+    return {point["name"]: layout.attach(point["body"], point["point"]) for point in points}
+
+
+def tracked_point_paths(run, trajectory) -> dict[str, np.ndarray]:
+    """Ground-frame positions (times x 3, m) of ``run.config``'s tracked points."""
+    return {name: np.asarray(tracked_point_path(trajectory, attachment))
+            for name, attachment in tracked_points(run.config).items()}
+
+
+def _rotation_angle(first: np.ndarray, second: np.ndarray) -> float:
+    """Angle (rad) of the rotation between two unit quaternions (scalar first)."""
+    cosine = abs(float(np.dot(first, second))) / max(float(np.linalg.norm(first) * np.linalg.norm(second)), 1e-300)
+    return 2.0 * float(np.arccos(min(cosine, 1.0)))
+
+
+@eqx.filter_jit
+def _spatial_projection(ideal):
+    """The configured positions projected onto the ideal joints, and the joints' residual there."""
+    from model.mechanics.spatial.constraints import all_constraints
+    from model.mechanics.spatial.dynamics import project_positions
+
+    projected = project_positions(ideal, ideal.initial_positions)
+    return projected, all_constraints(ideal, projected, jnp.zeros((), projected.dtype))
+
+
+def _projection_moves(mechanism: AbstractMechanism) -> tuple[bool, np.ndarray]:
+    """Whether the configured positions project onto the ideal joints, and each body's move
+    there: (distance in m, rotation angle in rad) per body."""
+    given = np.asarray(mechanism.initial_positions)
+    if mechanism.dimension == 2:
+        from model.mechanics.dynamics import project_onto_constraints
+
+        projection = project_onto_constraints(mechanism.idealised(), mechanism.initial_positions)
+        moves = (np.asarray(projection.positions) - given).reshape(-1, 3)
+        return bool(projection.converged), np.stack([np.hypot(moves[:, 0], moves[:, 1]), np.abs(moves[:, 2])], axis=1)
+    projected, residual = (np.asarray(a) for a in _spatial_projection(mechanism.idealised()))
+    converged = not residual.size or float(np.max(np.abs(residual))) < POSITION_TOLERANCE * 1e-3
+    blocks = [(projected[7 * b : 7 * b + 7], given[7 * b : 7 * b + 7]) for b in range(len(mechanism.body_names))]
+    return converged, np.array([(np.linalg.norm(p[:3] - g[:3]), _rotation_angle(p[3:], g[3:])) for p, g in blocks])
+
+
+def check_initial_positions(config: MechanismConfig | SpatialConfig, mechanism: AbstractMechanism) -> None:
+    """Refuse configured positions far from the ideal joints, warn about small corrections
+    (a spatial body's rotation measured by the angle between the quaternions).
 
     The configured positions describe the assembly with every journal centred; the
     initial eccentricities are applied afterwards by :func:`model.initial_state`.
     """
-    given = np.asarray(mechanism.initial_positions)
-    projection = project_onto_constraints(mechanism.idealised(), mechanism.initial_positions)
-    if not bool(projection.converged):
-        raise ConfigError(
-            config.source, "bodies",
-            "the initial positions cannot be projected onto the joints (Gauss-Newton did not converge); "
-            "check the body positions, joint points and drivers",
-        )
-    projected = np.asarray(projection.positions)
-    for body, (dx, dy, dtheta) in zip(mechanism.body_names, (projected - given).reshape(-1, 3)):
-        shift = float(np.hypot(dx, dy))
-        if not np.isfinite(shift) or shift > POSITION_TOLERANCE or abs(dtheta) > ANGLE_TOLERANCE:
-            raise ConfigError(
-                config.source, f"bodies.{body}.position",
-                f"initial position violates the joints by {shift * 1e3:.3g} mm / {np.degrees(dtheta):.3g} deg; "
-                "fix the positions (tolerance 1 mm, 0.57 deg)",
-            )
-        if shift > PROJECTION_WARNING or abs(dtheta) > PROJECTION_WARNING:
-            warnings.warn(
-                f"{config.source}: bodies.{body}.position: projected onto the joints "
-                f"(moved {shift * 1e3:.3g} mm, {np.degrees(dtheta):.3g} deg)", stacklevel=2
-            )
+    converged, moves = _projection_moves(mechanism)
+    if not converged:
+        raise ConfigError(config.source, "bodies", "the initial positions cannot be projected onto the joints "
+                          "(Gauss-Newton did not converge); check the body positions, joint points, axes and drivers")
+    for name, (shift, angle) in zip(mechanism.body_names, moves):
+        body = name.split("[")[0]  # a flexible body's segment B[k] is configured as B
+        if not np.isfinite(shift) or shift > POSITION_TOLERANCE or angle > ANGLE_TOLERANCE:
+            raise ConfigError(config.source, f"bodies.{body}.position",
+                              f"initial position violates the joints by {shift * 1e3:.3g} mm / "
+                              f"{np.degrees(angle):.3g} deg; fix the positions (tolerance 1 mm, 0.57 deg)")
+        if shift > PROJECTION_WARNING or angle > PROJECTION_WARNING:
+            warnings.warn(f"{config.source}: bodies.{body}.position: projected onto the joints "
+                          f"(moved {shift * 1e3:.3g} mm, {np.degrees(angle):.3g} deg)", stacklevel=2)
 
 
-def trajectory_status(trajectory: Trajectory) -> str:
+def trajectory_status(trajectory: model.Trajectory | model.SpatialTrajectory) -> str:
     """``"ok"``, the solver's failure, or ``"non-finite state"``; never a silent NaN."""
     message = model.result_message(int(trajectory.result))
     if message != "ok":
         return message
-    if not np.all(np.isfinite(np.asarray(trajectory.q))):
+    positions = trajectory.x if isinstance(trajectory, model.SpatialTrajectory) else trajectory.q
+    if not np.all(np.isfinite(np.asarray(positions))):
         return "non-finite state"
     return "ok"
 
 
-def _timed_simulate(mechanism: Mechanism, settings: SolverSettings) -> tuple[Trajectory, float, float]:
+def _timed_simulate(mechanism: AbstractMechanism, settings: SolverSettings
+                    ) -> tuple[model.Trajectory | model.SpatialTrajectory, float, float]:
     start = time.perf_counter()
     compiled = jax.jit(model.simulate, static_argnums=1).lower(mechanism, settings).compile()
     compiled_at = time.perf_counter()
@@ -100,44 +153,24 @@ def _timed_simulate(mechanism: Mechanism, settings: SolverSettings) -> tuple[Tra
     return trajectory, compiled_at - start, time.perf_counter() - compiled_at
 
 
-def run_simulation(config: MechanismConfig, with_ideal: bool = True, **settings_changes) -> SimulationRun:
-    """Build, check, compile and solve ``config``; also its ideal-joint twin."""
+def run_simulation(config: MechanismConfig | SpatialConfig, with_ideal: bool = True, **settings_changes) -> SimulationRun:
+    """Build, check, compile and solve ``config`` (planar or spatial); also its ideal-joint
+    twin (the clearance joints made ideal, same start)."""
     mechanism = build_mechanism(config)
     check_initial_positions(config, mechanism)
     settings = solver_settings(config, **settings_changes)
     trajectory, compile_seconds, run_seconds = _timed_simulate(mechanism, settings)
-    ideal = None
+    ideal = twin = None
     if with_ideal and mechanism.clearance_joints:
-        ideal = jax.jit(model.simulate, static_argnums=1)(mechanism.idealised(), settings)
-    return SimulationRun(config, mechanism, settings, trajectory, ideal, compile_seconds, run_seconds,
+        twin = mechanism.idealised()
+        ideal = jax.jit(model.simulate, static_argnums=1)(twin, settings)
+    return SimulationRun(config, mechanism, settings, trajectory, ideal, twin, compile_seconds, run_seconds,
                          trajectory_status(trajectory))
 
 
 def timeseries_frame(run: SimulationRun) -> pd.DataFrame:
-    """The contract's ``timeseries.parquet`` columns (SI units)."""
-    mechanism, trajectory = run.mechanism, run.trajectory
-    columns: dict[str, np.ndarray] = {"t": np.asarray(trajectory.t)}
-    q, qd, qdd = (np.asarray(a) for a in (trajectory.q, trajectory.qd, trajectory.qdd))
-    for b, name in enumerate(mechanism.body_names):
-        for k, (pos, vel, acc) in enumerate((("x", "vx", "ax"), ("y", "vy", "ay"), ("theta", "omega", "alpha"))):
-            columns[f"{name}.{pos}"] = q[:, 3 * b + k]
-            columns[f"{name}.{vel}"] = qd[:, 3 * b + k]
-            columns[f"{name}.{acc}"] = qdd[:, 3 * b + k]
-    for k, name in enumerate(mechanism.clearance_names):
-        columns[f"{name}.ex"] = np.asarray(trajectory.eccentricity[:, k, 0])
-        columns[f"{name}.ey"] = np.asarray(trajectory.eccentricity[:, k, 1])
-        columns[f"{name}.penetration"] = np.asarray(trajectory.penetration[:, k])
-        columns[f"{name}.normal_force"] = np.asarray(trajectory.normal_force[:, k])
-        columns[f"{name}.tangential_force"] = np.asarray(trajectory.tangential_force[:, k])
-        columns[f"{name}.slip_velocity"] = np.asarray(trajectory.slip_velocity[:, k])
-    for d, name in enumerate(mechanism.driver_names):
-        columns[f"{name}.torque"] = np.asarray(trajectory.driver_torques[:, d])
-    reactions = np.asarray(trajectory.joint_reactions)
-    for k, name in enumerate(mechanism.joint_names):
-        for c, label in enumerate(PLANAR_REACTIONS):
-            columns[f"{name}.{label}"] = reactions[:, k, c]
-    columns.update(run.flexible_columns)
-    return pd.DataFrame(columns)
+    """``timeseries.parquet``: ``t`` and every column of :mod:`pipelines.columns` (SI)."""
+    return pd.DataFrame({"t": np.asarray(run.trajectory.t), **run.columns})
 
 
 def joint_regimes(mechanism, trajectory) -> dict:
@@ -150,11 +183,7 @@ def joint_regimes(mechanism, trajectory) -> dict:
     periods = model.contact_periods(mechanism)
     data: dict = {}
     for k, name in enumerate(mechanism.clearance_names):
-        data[f"{name}.regime"] = {
-            "free_flight": float(regime.free_flight[k]),
-            "impact": float(regime.impact[k]),
-            "continuous_contact": float(regime.continuous_contact[k]),
-        }
+        data[f"{name}.regime"] = {share: float(getattr(regime, share)[k]) for share in model.Regime._fields}
         data[f"{name}.contact_period_estimate"] = float(periods[k])
         data[f"{name}.max_penetration_over_clearance"] = float(
             np.max(np.asarray(trajectory.penetration[:, k])[counted]) / float(mechanism.clearance_joints[k].clearance)
@@ -213,31 +242,28 @@ def window_and_transients(mechanism, trajectory) -> dict:
     }
 
 
-def summary(run: SimulationRun) -> dict:
-    """``summary.json``: the contract's metrics plus regimes, ideal-joint figures and
-    the solver record."""
-    mechanism, trajectory = run.mechanism, run.trajectory
+def _metrics(mechanism: AbstractMechanism, trajectory) -> dict:
+    """:func:`model.summary_metrics` as floats, and ``max_constraint_violation`` (m)."""
     data: dict = {name: float(value) for name, value in model.summary_metrics(mechanism, trajectory).items()}
-    data["solver"] = {
-        "name": run.settings.solver,
-        "steps": int(trajectory.steps),
-        "rejected_steps": int(trajectory.rejected_steps),
-        "status": run.status,
-        "compile_seconds": run.compile_seconds,
-        "run_seconds": run.run_seconds,
-        "rtol": run.settings.rtol,
-        "atol": run.settings.atol,
-        "dtmax": run.settings.dtmax,
-    }
+    data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
+    return data
+
+
+def summary(run: SimulationRun) -> dict:
+    """``summary.json``: the contract's metrics plus regimes, start transients, the start's
+    velocity projection, flexible bodies' peaks, ideal-joint figures and the solver record."""
+    mechanism, trajectory = run.mechanism, run.trajectory
+    data = _metrics(mechanism, trajectory)
+    violation = data.pop("max_constraint_violation")
+    data["solver"] = {"name": run.settings.solver, "steps": int(trajectory.steps),
+                      "rejected_steps": int(trajectory.rejected_steps), "status": run.status,
+                      "compile_seconds": run.compile_seconds, "run_seconds": run.run_seconds,
+                      "rtol": run.settings.rtol, "atol": run.settings.atol, "dtmax": run.settings.dtmax}
     data.update(joint_regimes(mechanism, trajectory))
     data.update(window_and_transients(mechanism, trajectory))
     data.update(velocity_projection(mechanism, trajectory))
-    data.update(flexible_summary(mechanism, run.flexible_columns, trajectory.t))
-    data["max_constraint_violation"] = float(np.max(np.asarray(trajectory.constraint_violation)))
+    data.update(flexible_summary(mechanism, run.columns, trajectory.t))
+    data["max_constraint_violation"] = violation
     if run.ideal is not None:
-        data["ideal"] = {
-            name: float(value)
-            for name, value in model.summary_metrics(mechanism.idealised(), run.ideal).items()
-        }
-        data["ideal"]["max_constraint_violation"] = float(np.max(np.asarray(run.ideal.constraint_violation)))
+        data["ideal"] = _metrics(run.ideal_mechanism, run.ideal)
     return data

@@ -40,10 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from ..simulation_plots import plot_simulation
 
     config = load_mechanism(args.config, args.overrides)
-    if getattr(config, "dimension", 2) == 3:
-        return _run_spatial(config, args)
     out = default_output_dir("simulate", args.config, args.out)
-    print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms) ...", flush=True)
+    spatial = ", spatial" if getattr(config, "dimension", 2) == 3 else ""
+    print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms{spatial}) ...", flush=True)
     result = run_simulation(config, with_ideal=not args.no_ideal, progress=_progress())
     write_parquet(out / "timeseries.parquet", timeseries_frame(result))
     data = summary(result)
@@ -62,29 +61,6 @@ def run(args: argparse.Namespace) -> int:
             f"({100 * data[f'{name}.max_penetration_over_clearance']:.2g} % of c), "
             f"{int(data[f'{name}.num_impacts'])} impacts"
         )
-    print(f"wrote {out}/timeseries.parquet, summary.json" + (f", {', '.join(plots)}" if plots else ""))
-    if result.status != "ok":
-        raise ClearanceError(f"solve failed: {result.status} (partial results in {out})")
-    return 0
-
-
-def _run_spatial(config, args: argparse.Namespace) -> int:
-    from ..simulation_spatial import plot_spatial, run_spatial, spatial_summary, spatial_timeseries, tracked_point_paths
-
-    result = run_spatial(config, with_ideal=not args.no_ideal, progress=_progress())
-    out = default_output_dir("simulate", args.config, args.out)
-    print(f"simulating {config.name} ({config.simulation.t_end * 1e3:g} ms, spatial) ...", flush=True)
-    write_parquet(out / "timeseries.parquet", spatial_timeseries(result, tracked_point_paths(result, result.trajectory)))
-    data = spatial_summary(result)
-    write_json(out / "summary.json", data)
-    plots = [] if args.no_plots else plot_spatial(result, out)
-    plots += _finish(out, result.mechanism, config.name, args)
-    solver = data["solver"]
-    print(f"{solver['name']}: {solver['steps']} steps ({solver['rejected_steps']} rejected), "
-          f"compile {solver['compile_seconds']:.1f} s, run {solver['run_seconds']:.2f} s, status {solver['status']}")
-    for name in result.mechanism.clearance_names:
-        print(f"{name}: max normal force {data[f'{name}.max_normal_force']:.4g} N, "
-              f"max penetration {data[f'{name}.max_penetration'] * 1e6:.3g} um")
     print(f"wrote {out}/timeseries.parquet, summary.json" + (f", {', '.join(plots)}" if plots else ""))
     if result.status != "ok":
         raise ClearanceError(f"solve failed: {result.status} (partial results in {out})")

@@ -8,7 +8,6 @@ import pytest
 
 import model
 from model.integrate import simulate
-from model.metrics_spatial import spatial_summary_metrics
 from pipelines.build import build_mechanism, solver_settings
 from pipelines.build_spatial import build_spatial
 from pipelines.config import load_mechanism
@@ -27,7 +26,7 @@ def runs():
     spatial_config = load_mechanism(CONFIGS / "flores_slider_crank_3d.toml")
     spatial = build_spatial(spatial_config)
     spatial_run = jax.jit(simulate, static_argnums=1)(spatial, solver_settings(spatial_config))
-    return (model.summary_metrics(planar, planar_run), spatial_summary_metrics(spatial, spatial_run), spatial_run,
+    return (model.summary_metrics(planar, planar_run), model.summary_metrics(spatial, spatial_run), spatial_run,
             (planar, planar_run, spatial, spatial_config))
 
 
@@ -76,12 +75,11 @@ def test_body_motion_and_design_metrics_match_planar(runs):
 def test_summary_regimes_and_contact_period_match_planar(runs):
     """``summary.json`` of the spatial run carries the planar one's regime shares and contact
     period estimate, and over this first impact they agree with the planar run's."""
-    from pipelines.simulation import joint_regimes
-    from pipelines.simulation_spatial import SpatialRun, spatial_summary
+    from pipelines.simulation import SimulationRun, joint_regimes, summary as run_summary
 
     _, _, spatial_run, (planar, planar_run, spatial, config) = runs
-    run = SpatialRun(config, spatial, solver_settings(config), spatial_run, None, None, 0.0, 0.0, "ok")
-    summary = spatial_summary(run)
+    run = SimulationRun(config, spatial, solver_settings(config), spatial_run, None, None, 0.0, 0.0, "ok")
+    summary = run_summary(run)
     expected = joint_regimes(planar, planar_run)
     assert summary["pin.contact_period_estimate"] == pytest.approx(expected["pin.contact_period_estimate"], rel=1e-4)
     shares = summary["pin.regime"]
