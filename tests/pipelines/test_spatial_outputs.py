@@ -89,12 +89,12 @@ def test_spherical_clearance_joint_columns_and_reactions():
     """A spherical clearance joint writes its eccentricity's three components and none of the
     cylindrical joint's axis columns; every named ideal joint writes its reaction."""
     from model.mechanics.spatial import GROUND, SpatialJoint
-    from pipelines.config.spatial import spatial_from_dict
+    from pipelines.config import mechanism_from_dict
     from pipelines.simulation_spatial import SPATIAL_REACTIONS, spatial_timeseries
     from tests.model.mechanics.spatial.test_spherical import _ball_config
     import dataclasses
 
-    mechanism = build_spatial(spatial_from_dict(_ball_config(), "ball.toml"))
+    mechanism = build_spatial(mechanism_from_dict(_ball_config(), "ball.toml"))
     axis = jnp.array([0.0, 0.0, 1.0])
     hinge = SpatialJoint("revolute", GROUND, 0, jnp.zeros(3), jnp.zeros(3), axis, axis, jnp.array([1.0, 0.0, 0.0]),
                          jnp.array([1.0, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0]))

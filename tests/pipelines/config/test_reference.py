@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.config.reference import reference_markdown
-from pipelines.config.spatial import SPATIAL_JOINT_TYPES, spatial_from_dict
+from pipelines.config import mechanism_from_dict
+from pipelines.config.spatial import SPATIAL_JOINT_TYPES
 from pipelines.errors import ConfigError
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "config.md"
@@ -51,7 +52,7 @@ def _pendulum(**joint_extra) -> dict:
 
 
 def test_a_documented_spatial_key_is_accepted_and_an_undocumented_one_refused():
-    joint = spatial_from_dict(_pendulum(initial_eccentricity=["0 m", "-0.05 mm", "0 m"]), "p.toml").joints[0]
+    joint = mechanism_from_dict(_pendulum(initial_eccentricity=["0 m", "-0.05 mm", "0 m"]), "p.toml").joints[0]
     assert joint["initial_eccentricity"] == pytest.approx((0.0, -0.05e-3, 0.0))
     with pytest.raises(ConfigError, match=r"p.toml: joints.socket.lenght: unknown key"):
-        spatial_from_dict(_pendulum(lenght="20 mm"), "p.toml")
+        mechanism_from_dict(_pendulum(lenght="20 mm"), "p.toml")

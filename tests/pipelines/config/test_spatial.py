@@ -19,7 +19,7 @@ def test_spatial_examples_load():
     assert crank.dimension == 3 and [j["type"] for j in crank.joints][2] == "cylindrical_clearance"
     loads = load_mechanism(LOADS)
     assert [load["enabled"] for load in loads.loads] == [True, False, False]
-    assert loads.joints[0]["stiffness_marker"] == "palmgren" and loads.joints[0]["slices"] == 20
+    assert loads.joints[0]["contact"].stiffness == "palmgren" and loads.joints[0]["slices"] == 20
 
 
 @pytest.mark.parametrize(
@@ -144,7 +144,7 @@ def ball_file(tmp_path_factory):
         ("crank", 'joints.main.stiffness="1 N/m"', "joints.main.stiffness"),
         ("loads", 'loads.end_force.magnitude="1 N"', "loads.end_force.magnitude"),
         ("planar", 'bodies.crank.inertia="0 kg*m^2"', "bodies.crank.inertia"),
-        ("crank", 'bodies.crank.inertia=["1e-4 kg*m^2", "0 kg*m^2", "1e-4 kg*m^2"]', "bodies.crank.inertia[1]"),
+        ("crank", 'bodies.crank.inertia=["1e-4 kg*m^2", "0 kg*m^2", "1e-4 kg*m^2"]', "bodies.crank.inertia.1"),
         ("crank", 'bodies.crank.inertia=[["1 kg*m^2", "2 kg*m^2", "0 kg*m^2"], ["2 kg*m^2", "1 kg*m^2", "0 kg*m^2"], '
                   '["0 kg*m^2", "0 kg*m^2", "1 kg*m^2"]]', "bodies.crank.inertia"),
         ("planar", 'joints.pin.initial_eccentricity=["0.6 mm", "0 mm"]', "joints.pin.initial_eccentricity"),
