@@ -21,13 +21,10 @@ from model.integrate.solver_choice import auto_solver
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import initial_state_and_seats, without_redundant_rows
-from model.mechanics.beam import SHEAR_FACTORS, section_properties
-from model.mechanics.flexible import BeamChain
-from model.mechanics.segmentation import (
-    frequency_coefficient, holding_segment, segment_centres, segment_inertia_tensors, segment_masses,
-)
+from model.mechanics.beam import section_properties
+from model.mechanics.segmentation import holding_segment, segment_centres, segment_inertia_tensors, segment_masses
 
-from .build_flexible import velocity_targets
+from .build_flexible import beam_chains, velocity_targets
 from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .build_window import metrics_window
@@ -67,7 +64,7 @@ class SpatialLayout:
     them."""
 
     config: SpatialConfig
-    first: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
+    first_index: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
     masses: list = dataclasses.field(default_factory=list)
     inertias: list = dataclasses.field(default_factory=list)  # 3x3, body axes
     positions: list = dataclasses.field(default_factory=list)  # position and quaternion per engine body
@@ -79,7 +76,7 @@ class SpatialLayout:
             rotation = body.rotation or Rotation(axis=(0.0, 0.0, 1.0))
             quaternion = np.asarray(axis_angle_quaternion(rotation.axis, rotation.angle))
             self.quaternions[body.name] = quaternion
-            self.first[body.name] = len(self.names)
+            self.first_index[body.name] = len(self.names)
             spec = body.flexible
             if spec is None:
                 self._add(body.name, body.mass, np.asarray(body.inertia), np.asarray(body.position), quaternion)
@@ -108,10 +105,10 @@ class SpatialLayout:
             return GROUND, point
         spec = self.flexible(name)
         if spec is None:
-            return self.first[name], point
+            return self.first_index[name], point
         segment = holding_segment(point[0], spec.length, spec.segments)
         centre = segment_centres(spec.length, spec.segments)[segment]
-        return self.first[name] + segment, point - np.array([centre, 0.0, 0.0])
+        return self.first_index[name] + segment, point - np.array([centre, 0.0, 0.0])
 
     def frame(self, name: str) -> np.ndarray:
         """Body-from-ground rotation of config body ``name`` at t = 0."""
@@ -119,43 +116,6 @@ class SpatialLayout:
 
     def quaternion(self, name: str) -> np.ndarray:
         return np.array([1.0, 0, 0, 0]) if name == "ground" else self.quaternions[name]
-
-
-def beam_chains(config: SpatialConfig, layout: SpatialLayout) -> tuple[BeamChain, ...]:
-    """One chain per flexible body, its Rayleigh damping tuned on its in-plane (about its z
-    axis) first bending mode on the body's supports: a ``fixed`` joint or a revolute one
-    driven at constant speed clamps, any other joint pins (docs/flexible.md)."""
-    driven = {driver.joint for driver in config.drivers if driver.type == "constant_speed"}
-    chains = []
-    for body in config.bodies:
-        spec = body.flexible
-        if spec is None:
-            continue
-        material = config.materials[spec.material]
-        section = section_properties(spec.section.shape, **spec.section.dimensions())
-        shear = SHEAR_FACTORS[spec.section.shape] if spec.shear_factor is None else spec.shear_factor
-        first = layout.first[body.name]
-        chain = BeamChain(
-            modulus=_array(material.youngs_modulus), poisson_ratio=_array(material.poisson_ratio),
-            area=_array(section["area"]), inertia_y=_array(section["iyy"]), inertia_z=_array(section["izz"]),
-            inertia_x=_array(section["ixx"]), shear_factor_y=_array(shear), shear_factor_z=_array(shear),
-            element_length=_array(spec.length / spec.segments), mass_per_length=_array(body.mass / spec.length),
-            damping_ratio=_array(spec.damping_ratio), frequency_coefficient=_array(1.0),
-            segments=tuple(range(first, first + spec.segments + 1)), name=body.name,
-        )
-        supports = []
-        for joint in config.joints:
-            clamps = joint.type == "fixed" or joint.name in driven
-            for name, point in zip(joint.bodies, joint.points):
-                if name == body.name:
-                    index, local = layout.attach(name, point)
-                    supports.append((index - first, float(local[0]), float(local[1]), clamps))
-        count = spec.segments + 1
-        masses = layout.masses[first : first + count]
-        inertias = [float(tensor[2, 2]) for tensor in layout.inertias[first : first + count]]
-        coefficient = frequency_coefficient(chain, masses, inertias, supports)
-        chains.append(dataclasses.replace(chain, frequency_coefficient=_array(coefficient)))
-    return tuple(chains)
 
 
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:

@@ -23,7 +23,6 @@ import numpy as np
 from pydantic import AfterValidator, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..units import si_unit
 from .fields import (
     AccelerationVector3, Angle, AngularVelocityVector3, BodyPair, FieldError, Inertia, Mass, Name, Number,
     PositiveLength, Section, SIUnit, Vector, Vector3, VelocityVector3, _quantity, union_tag,
@@ -345,14 +344,3 @@ class SpatialConfig(MechanismBase):
                 raise FieldError(["joints", joint.name, "length"], f"{joint.length:g} m is longer than the flexible "
                                                                    f"body it sits on ({min(lengths):g} m)")
         return self
-
-    def metric_units(self) -> dict[str, str]:
-        """Every summary metric, in ``model.summary_metrics`` order, with its SI unit."""
-        from model.metrics import JOINT_METRICS
-        from model.metrics_spatial import SPATIAL_BODY_METRICS
-
-        units = {f"{joint.name}.{metric}": si_unit(dimension) for joint in self.clearance_joints
-                 for metric, dimension in JOINT_METRICS.items()}
-        units.update({f"{body.name}.{metric}": si_unit(dimension) for body in self.bodies
-                      for metric, dimension in SPATIAL_BODY_METRICS.items()})
-        return units
