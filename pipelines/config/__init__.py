@@ -41,7 +41,8 @@ from .mechanism import (  # noqa: F401
 )
 from .spatial import SpatialConfig  # noqa: F401
 from .loading import (  # noqa: F401
-    BASE_SECTIONS, FORMATS, MECHANISM_FILE, _load_pipeline_raw, _routes_to_base, _validate, base_path, load_mechanism, load_pipeline_mechanism,
+    BASE_SECTIONS, FORMATS, MECHANISM_FILE, _load_pipeline_raw, _routes_to_base, _validate, base_path, load_mechanism,
+    load_pipeline_mechanism,
     load_toml, load_with_base, mechanism_from_dict, si_value_in_base,
 )
 from ..errors import ConfigError  # noqa: F401
