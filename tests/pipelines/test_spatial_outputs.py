@@ -29,7 +29,8 @@ def test_double_link_configs_load_as_documented():
         assert friction.model == "static_dynamic"
         assert friction.velocities == pytest.approx((1.0e-3, 1.5e-3))
     assert {j["friction"].model for j in dry.joints} == {"none"}
-    assert dry.tracked_points == [dict(name="tip", body="link2", point=pytest.approx((0.125, 0.0, 0.0)))]
+    assert [point.model_dump() for point in dry.tracked_points] == [
+        dict(name="tip", body="link2", point=pytest.approx((0.125, 0.0, 0.0)))]
 
 
 @pytest.fixture(scope="module")
