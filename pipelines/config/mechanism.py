@@ -156,21 +156,26 @@ class Lubrication(Section):
     )
 
 
-class RevoluteJoint(Section):
+class JointBase(Section):
+    """The keys every joint has, in both formats."""
+
+    type: str = Field(description="joint kind")
+    name: Name = Field(description="the joint's name")
+    bodies: BodyPair = Field(description="the two bodies (or `ground`); for a clearance joint [journal or ball body, "
+                                         "bearing or socket body]")
+
+
+class RevoluteJoint(JointBase):
     """An ideal pin; ``points`` are the pin in each body's frame."""
 
     type: Literal["revolute"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
     points: Points = Field(description="the pin in each body's frame (m)")
 
 
-class PrismaticJoint(Section):
+class PrismaticJoint(JointBase):
     """An ideal slider along ``axis`` (unit vector in body i's frame); no relative rotation."""
 
     type: Literal["prismatic"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
     axis: tuple[Number, Number] = Field(description="sliding direction in body i's frame (normalised)")
     points: Points = Field(ZERO_POINTS, description="a point on the sliding line in each body's frame (m)")
 
@@ -183,24 +188,20 @@ class PrismaticJoint(Section):
         return (axis[0] / norm, axis[1] / norm)
 
 
-class FixedJoint(Section):
+class FixedJoint(JointBase):
     """Welds two bodies together at ``points``."""
 
     type: Literal["fixed"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
     points: Points = Field(ZERO_POINTS, description="the weld point in each body's frame (m)")
 
 
-class RevoluteClearanceJoint(Section):
+class RevoluteClearanceJoint(JointBase):
     """A pin in an oversized hole: a contact force instead of a constraint.
 
     ``bodies`` is ``[journal body, bearing body]``; journal radius = bearing_radius - clearance.
     """
 
     type: Literal["revolute_clearance"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="[journal body, bearing body] (or `ground`)")
     points: Points = Field(description="journal and bearing centres in their bodies' frames (m)")
     bearing_radius: PositiveLength = Field(description="bearing (hole) radius (m)")
     clearance: PositiveLength = Field(description="radial clearance (m): bearing radius minus journal radius, > 0")
@@ -372,6 +373,19 @@ class MechanismBase(Section):
     overrides), so pipelines can derive variants with :meth:`with_values`.
     """
 
+    # the fields of both formats, in the order of the file; each format narrows the types
+    dimension: int = Field(description="2 for the planar format, 3 for the spatial one")
+    name: str = Field(description="the mechanism's name")
+    gravity: tuple[float, ...] = Field(description="gravitational acceleration, ground frame (m/s^2)")
+    materials: dict[Name, Material] = Field({}, description="materials by name (the `materials` table)")
+    bodies: list = Field(description="the moving bodies")
+    joints: list = Field([], description="ideal and clearance joints")
+    drivers: list[Driver] = Field([], description="drives on ideal revolute joints (spatial: about the joint's axis)")
+    loads: list = Field([], description="constant forces and torques on bodies")
+    initial: Initial = Field(Initial(), description="the state at t = 0 (the `initial` table)")
+    metrics: Metrics = Field(Metrics(), description="the time window of the summary metrics (the `metrics` table)")
+    simulation: Simulation = Field(description="time span, output and solver (the `simulation` table)")
+
     _source: str = PrivateAttr(default="")
     _raw: dict = PrivateAttr(default_factory=dict)
     _raw_in_si: bool = PrivateAttr(default=False)  # _raw is a model_dump() (plain numbers in SI)
@@ -447,13 +461,7 @@ class MechanismConfig(MechanismBase):
     """A validated planar mechanism, every quantity a float in SI units."""
 
     dimension: Literal[2] = Field(2, description="2 for this format (the default); 3 for a spatial mechanism")
-    name: str = Field(description="the mechanism's name")
     gravity: AccelerationVector = Field((0.0, 0.0), description="gravitational acceleration, ground frame (m/s^2)")
-    materials: dict[Name, Material] = Field({}, description="materials by name (the `materials` table)")
     bodies: Annotated[list[Body], Field(min_length=1)] = Field(description="the moving bodies (at least one)")
     joints: list[Joint] = Field([], description="ideal and clearance joints")
-    drivers: list[Driver] = Field([], description="drives on ideal revolute joints")
     loads: list[Load] = Field([], description="constant forces and torques on bodies")
-    initial: Initial = Field(Initial(), description="initial velocities (the `initial` table)")
-    metrics: Metrics = Field(Metrics(), description="the time window of the summary metrics (the `metrics` table)")
-    simulation: Simulation = Field(description="time span, output and solver (the `simulation` table)")

@@ -24,13 +24,13 @@ from pydantic import AfterValidator, Discriminator, Field, Tag, field_validator,
 from pydantic_core import PydanticCustomError
 
 from .fields import (
-    AccelerationVector3, Angle, AngularVelocityVector3, BodyPair, FieldError, Inertia, Mass, Name, Number,
+    AccelerationVector3, Angle, AngularVelocityVector3, FieldError, Inertia, Mass, Name, Number,
     PositiveLength, Section, SIUnit, Vector, Vector3, VelocityVector3, _quantity, union_tag,
 )
 from .flexible import END_TOLERANCE, Flexible, Force, ForceLoad, TorqueLoad, TorqueValue, check_point_on_body
 from .mechanism import (
-    VELOCITIES_DESCRIPTION, Contact, Driver, Friction, Initial, Lubrication, Material, MechanismBase, Metrics,
-    Simulation, check_clearance_joint, velocities_field,
+    VELOCITIES_DESCRIPTION, Contact, Friction, Initial, JointBase, Lubrication, MechanismBase,
+    check_clearance_joint, velocities_field,
 )
 
 JOINT_ENGINE_IS_PLANAR = "the joint-coordinate engine takes planar mechanisms only (dimension = 2)"
@@ -123,16 +123,12 @@ class SpatialContact(Contact):
                              "(cylindrical joints: from the contact length) or K as a quantity in N/m^n")
 
 
-class SpatialJointBase(Section):
+class SpatialJointBase(JointBase):
     """The keys of every spatial joint. A key of another joint kind is let through unused (an
     override may change ``type`` and leave it)."""
 
     KINDS: ClassVar[dict[str, Any]] = {}  # every kind's class, by its type
 
-    type: str = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`); for a clearance joint [journal or ball body, "
-                                         "bearing or socket body]")
     points: Points3 = Field(ZERO_POINTS3, description="the joint point in each body's frame (m); default: both at "
                                                       "the centres of mass")
 
@@ -306,15 +302,11 @@ class SpatialConfig(MechanismBase):
     dimension: Literal[3] = Field(description="3 for this format")
     name: str = Field("mechanism", description="the mechanism's name")
     gravity: AccelerationVector3 = Field((0.0, 0.0, 0.0), description="gravitational acceleration, ground frame (m/s^2)")
-    materials: dict[Name, Material] = Field({}, description="materials by name (the `materials` table)")
     bodies: list[SpatialBody] = Field([], description="rigid or flexible bodies")
     joints: list[SpatialJoint] = Field([], description="ideal and clearance joints")
-    drivers: list[Driver] = Field([], description="drives on ideal revolute joints, about the joint's axis")
     loads: list[SpatialLoad] = Field([], description="constant forces and torques on bodies")
-    tracked_points: list[TrackedPoint] = Field([], description="body points whose paths `simulate` writes and plots")
     initial: SpatialInitial = Field(SpatialInitial(), description="the state at t = 0 (the `initial` table)")
-    metrics: Metrics = Field(Metrics(), description="the time window of the summary metrics (the `metrics` table)")
-    simulation: Simulation = Field(description="time span, output and solver (the `simulation` table)")
+    tracked_points: list[TrackedPoint] = Field([], description="body points whose paths `simulate` writes and plots")
 
     @field_validator("joints", mode="before")
     @classmethod
