@@ -22,8 +22,21 @@ def test_every_joint_type_has_a_section():
     page = PAGE.read_text()
     for kind in ("revolute", "prismatic", "fixed", "revolute_clearance"):
         assert f'`joints` with `type = "{kind}"`' in page
+    spatial = page[page.index("## Spatial mechanism files"):]
     for kind in SPATIAL_JOINT_TYPES:
-        assert f"`{kind}`" in page
+        assert f'`joints` with `type = "{kind}"`' in spatial, kind
+
+
+def test_every_spatial_key_is_documented():
+    """Each table of the spatial format has its section after the planar ones, with every key."""
+    from pipelines.config.reference import schema_markdown
+    from pipelines.config.spatial import SpatialBody, SpatialConfig, SpatialJointBase, TrackedPoint
+
+    spatial = PAGE.read_text()[PAGE.read_text().index("## Spatial mechanism files"):]
+    assert schema_markdown(SpatialConfig) in spatial
+    for table in (SpatialConfig, SpatialBody, TrackedPoint, *SpatialJointBase.KINDS.values()):
+        for key in table.model_fields:
+            assert f"| `{key}` |" in spatial, (table.__name__, key)
 
 
 def test_every_pipeline_config_has_its_keys_documented():
