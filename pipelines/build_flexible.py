@@ -67,10 +67,11 @@ def body_layout(config: MechanismConfig) -> BodyLayout:
     return layout
 
 
-def beam_chains(config: MechanismConfig, layout: BodyLayout) -> tuple[BeamChain, ...]:
-    """One chain per flexible body, its Rayleigh damping tuned on the body's supports: its
-    joints, a ``fixed`` one or one driven at constant speed clamping, any other pinning
-    (docs/flexible.md)."""
+def beam_chains(config, layout) -> tuple[BeamChain, ...]:
+    """One chain per flexible body (planar or spatial config and its layout), its Rayleigh
+    damping tuned on the body's in-plane (about its z axis) first bending mode on its
+    supports: its joints, a ``fixed`` one or one driven at constant speed clamping, any other
+    pinning (docs/flexible.md)."""
     driven = {driver.joint for driver in config.drivers if driver.type == "constant_speed"}
     chains = []
     for body in config.bodies:
@@ -98,7 +99,8 @@ def beam_chains(config: MechanismConfig, layout: BodyLayout) -> tuple[BeamChain,
                     index, local = layout.attach(name, point)
                     supports.append((index - first, float(local[0]), float(local[1]), clamps))
         masses = layout.masses[first : first + spec.segments + 1]
-        inertias = layout.inertias[first : first + spec.segments + 1]
+        # the moment about z: a planar segment's, or the zz entry of a spatial one's tensor
+        inertias = [float(np.atleast_2d(inertia)[-1, -1]) for inertia in layout.inertias[first : first + spec.segments + 1]]
         coefficient = frequency_coefficient(chain, masses, inertias, supports)
         chains.append(BeamChain(**{**{f: getattr(chain, f) for f in chain.__dataclass_fields__},
                                    "frequency_coefficient": leaf(coefficient)}))

@@ -21,17 +21,14 @@ from model.integrate.solver_choice import auto_solver
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import initial_state_and_seats, without_redundant_rows
-from model.mechanics.beam import SHEAR_FACTORS, section_properties
-from model.mechanics.flexible import BeamChain
-from model.mechanics.segmentation import (
-    frequency_coefficient, holding_segment, segment_centres, segment_inertia_tensors, segment_masses,
-)
+from model.mechanics.beam import section_properties
+from model.mechanics.segmentation import holding_segment, segment_centres, segment_inertia_tensors, segment_masses
 
-from .build_flexible import velocity_targets
+from .build_flexible import beam_chains, velocity_targets
 from .build_friction import build_friction
 from .build_lubrication import build_lubrication
 from .build_window import metrics_window
-from .config.spatial import SpatialConfig
+from .config.spatial import Rotation, SpatialConfig
 from .errors import ConfigError
 from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
 
@@ -40,15 +37,19 @@ def _array(value):
     return jnp.asarray(value, dtype=jnp.float64)
 
 
-def _modulus(joint) -> float:
-    materials = joint["materials"]
-    if len(materials) != 2:
+def _modulus(config: SpatialConfig, joint) -> float:
+    """Effective modulus (Pa) of the joint's two materials (Johnson 1985); 0 without them."""
+    if joint.materials is None:
         return 0.0
-    return float(effective_modulus(materials[0].youngs_modulus, materials[0].poisson_ratio,
-                                   materials[1].youngs_modulus, materials[1].poisson_ratio))
+    first, second = (config.materials[name] for name in joint.materials)
+    return float(effective_modulus(first.youngs_modulus, first.poisson_ratio,
+                                   second.youngs_modulus, second.poisson_ratio))
 
 
-def _contact_law(contact, stiffness) -> ContactLaw:
+def _contact_law(contact, marker_stiffness: float) -> ContactLaw:
+    """The joint's contact law; where a marker (``"hertz"``, ``"palmgren"``) names the
+    stiffness the joint computes it from its geometry, and the law holds ``marker_stiffness``."""
+    stiffness = marker_stiffness if isinstance(contact.stiffness, str) else contact.stiffness
     return ContactLaw(contact.model, stiffness=_array(stiffness), exponent=_array(contact.exponent),
                       restitution=_array(contact.restitution), damping=_array(contact.damping),
                       penetration_max=_array(contact.penetration_max),
@@ -63,7 +64,7 @@ class SpatialLayout:
     them."""
 
     config: SpatialConfig
-    first: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
+    first_index: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
     masses: list = dataclasses.field(default_factory=list)
     inertias: list = dataclasses.field(default_factory=list)  # 3x3, body axes
     positions: list = dataclasses.field(default_factory=list)  # position and quaternion per engine body
@@ -72,20 +73,21 @@ class SpatialLayout:
 
     def __post_init__(self):
         for body in self.config.bodies:
-            quaternion = np.asarray(axis_angle_quaternion(body["axis"], body["angle"]))
-            self.quaternions[body["name"]] = quaternion
-            self.first[body["name"]] = len(self.names)
-            spec = body["flexible"]
+            rotation = body.rotation or Rotation(axis=(0.0, 0.0, 1.0))
+            quaternion = np.asarray(axis_angle_quaternion(rotation.axis, rotation.angle))
+            self.quaternions[body.name] = quaternion
+            self.first_index[body.name] = len(self.names)
+            spec = body.flexible
             if spec is None:
-                self._add(body["name"], body["mass"], np.asarray(body["inertia"]), np.asarray(body["position"]), quaternion)
+                self._add(body.name, body.mass, np.asarray(body.inertia), np.asarray(body.position), quaternion)
                 continue
             section = section_properties(spec.section.shape, **spec.section.dimensions())
-            tensors = segment_inertia_tensors(body["mass"], spec.length, spec.segments, section["area"], section["iyy"],
+            tensors = segment_inertia_tensors(body.mass, spec.length, spec.segments, section["area"], section["iyy"],
                                               section["izz"])
             axis = np.asarray(rotation_matrix(quaternion))[:, 0]
-            for k, (mass, x) in enumerate(zip(segment_masses(body["mass"], spec.segments),
+            for k, (mass, x) in enumerate(zip(segment_masses(body.mass, spec.segments),
                                               segment_centres(spec.length, spec.segments))):
-                self._add(f"{body['name']}[{k}]", float(mass), tensors[k], np.asarray(body["position"]) + x * axis, quaternion)
+                self._add(f"{body.name}[{k}]", float(mass), tensors[k], np.asarray(body.position) + x * axis, quaternion)
 
     def _add(self, name, mass, inertia, position, quaternion):
         self.names.append(name)
@@ -94,7 +96,7 @@ class SpatialLayout:
         self.positions.append(np.concatenate([position, quaternion]))
 
     def flexible(self, name: str):
-        return next((b["flexible"] for b in self.config.bodies if b["name"] == name), None)
+        return next((b.flexible for b in self.config.bodies if b.name == name), None)
 
     def attach(self, name: str, point) -> tuple[int, np.ndarray]:
         """Engine body and its local point (m) for ``point`` of config body ``name``."""
@@ -103,10 +105,10 @@ class SpatialLayout:
             return GROUND, point
         spec = self.flexible(name)
         if spec is None:
-            return self.first[name], point
+            return self.first_index[name], point
         segment = holding_segment(point[0], spec.length, spec.segments)
         centre = segment_centres(spec.length, spec.segments)[segment]
-        return self.first[name] + segment, point - np.array([centre, 0.0, 0.0])
+        return self.first_index[name] + segment, point - np.array([centre, 0.0, 0.0])
 
     def frame(self, name: str) -> np.ndarray:
         """Body-from-ground rotation of config body ``name`` at t = 0."""
@@ -116,43 +118,6 @@ class SpatialLayout:
         return np.array([1.0, 0, 0, 0]) if name == "ground" else self.quaternions[name]
 
 
-def beam_chains(config: SpatialConfig, layout: SpatialLayout) -> tuple[BeamChain, ...]:
-    """One chain per flexible body, its Rayleigh damping tuned on its in-plane (about its z
-    axis) first bending mode on the body's supports: a ``fixed`` joint or a revolute one
-    driven at constant speed clamps, any other joint pins (docs/flexible.md)."""
-    driven = {driver["joint"] for driver in config.drivers if driver["type"] == "constant_speed"}
-    chains = []
-    for body in config.bodies:
-        spec = body["flexible"]
-        if spec is None:
-            continue
-        material = config.materials[spec.material]
-        section = section_properties(spec.section.shape, **spec.section.dimensions())
-        shear = SHEAR_FACTORS[spec.section.shape] if spec.shear_factor is None else spec.shear_factor
-        first = layout.first[body["name"]]
-        chain = BeamChain(
-            modulus=_array(material.youngs_modulus), poisson_ratio=_array(material.poisson_ratio),
-            area=_array(section["area"]), inertia_y=_array(section["iyy"]), inertia_z=_array(section["izz"]),
-            inertia_x=_array(section["ixx"]), shear_factor_y=_array(shear), shear_factor_z=_array(shear),
-            element_length=_array(spec.length / spec.segments), mass_per_length=_array(body["mass"] / spec.length),
-            damping_ratio=_array(spec.damping_ratio), frequency_coefficient=_array(1.0),
-            segments=tuple(range(first, first + spec.segments + 1)), name=body["name"],
-        )
-        supports = []
-        for joint in config.joints:
-            clamps = joint["type"] == "fixed" or joint["name"] in driven
-            for name, point in zip(joint["bodies"], joint["points"]):
-                if name == body["name"]:
-                    index, local = layout.attach(name, point)
-                    supports.append((index - first, float(local[0]), float(local[1]), clamps))
-        count = spec.segments + 1
-        masses = layout.masses[first : first + count]
-        inertias = [float(tensor[2, 2]) for tensor in layout.inertias[first : first + count]]
-        coefficient = frequency_coefficient(chain, masses, inertias, supports)
-        chains.append(dataclasses.replace(chain, frequency_coefficient=_array(coefficient)))
-    return tuple(chains)
-
-
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     """The mechanism pytree of ``config`` (errors name the file and the key)."""
     layout = SpatialLayout(config)
@@ -160,50 +125,46 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
 
     joints, cylinders, spheres, joint_names, clearance_names = [], [], [], [], []
     for joint in config.joints:
-        body_i, body_j = joint["bodies"]
-        (index_i, point_i), (index_j, point_j) = (layout.attach(b, p) for b, p in zip(joint["bodies"], joint["points"]))
-        axis = np.asarray(joint.get("axis", (0.0, 0.0, 1.0)))
+        body_i, body_j = joint.bodies
+        (index_i, point_i), (index_j, point_j) = (layout.attach(b, p) for b, p in zip(joint.bodies, joint.points))
+        axis = np.asarray(joint.axis if joint.axis is not None else (0.0, 0.0, 1.0))
         u, w = (np.asarray(v) for v in perpendicular_pair(axis))
-        if joint["type"] == "cylindrical_clearance":
+        if joint.type == "cylindrical_clearance":
             journal, bearing = body_i, body_j
-            if joint["stiffness_marker"] == "hertz":
-                raise ConfigError(config.source, f"joints.{joint['name']}.contact.stiffness",
-                                  'use "palmgren" or a value for a cylindrical clearance joint')
             cylinders.append(CylindricalClearanceJoint(
-                index_i, index_j, joint["slices"], joint["axial"] == "fixed",
-                joint["stiffness_marker"] == "palmgren", _array(point_i), _array(point_j),
+                index_i, index_j, joint.slices, joint.axial == "fixed",
+                joint.contact.stiffness == "palmgren", _array(point_i), _array(point_j),
                 _array(frame(journal) @ axis), _array(frame(bearing) @ axis), _array(frame(bearing) @ u),
-                _array(frame(bearing) @ w), _array(joint["length"]), _array(joint["bearing_radius"]),
-                _array(joint["clearance"]), _contact_law(joint["contact"], joint["contact"].stiffness),
-                build_friction(joint["friction"]), _array(joint["initial_eccentricity"]),
-                build_lubrication(joint["lubrication"]), _array(joint["contact"].stiffness_factor)))
-            clearance_names.append(joint["name"])
-        elif joint["type"] == "spherical_clearance":
-            hertz = joint["stiffness_marker"] == "hertz"
+                _array(frame(bearing) @ w), _array(joint.length), _array(joint.bearing_radius),
+                _array(joint.clearance), _contact_law(joint.contact, 1.0),
+                build_friction(joint.friction), _array(joint.initial_eccentricity),
+                build_lubrication(joint.lubrication), _array(joint.contact.stiffness_factor)))
+            clearance_names.append(joint.name)
+        elif joint.type == "spherical_clearance":
+            hertz = joint.contact.stiffness == "hertz"
             spheres.append(SphericalClearanceJoint(
                 index_i, index_j, _array(point_i), _array(point_j),
-                _array(joint["socket_radius"]), _array(joint["clearance"]),
-                _contact_law(joint["contact"], 0.0 if hertz else joint["contact"].stiffness),
-                build_friction(joint["friction"]), _array(joint["initial_eccentricity"]),
-                _array(joint["contact"].stiffness_factor), hertz, _array(_modulus(joint) if hertz else 0.0)))
-            clearance_names.append(joint["name"])
+                _array(joint.socket_radius), _array(joint.clearance), _contact_law(joint.contact, 0.0),
+                build_friction(joint.friction), _array(joint.initial_eccentricity),
+                _array(joint.contact.stiffness_factor), hertz, _array(_modulus(config, joint) if hertz else 0.0)))
+            clearance_names.append(joint.name)
         else:
             q_i, q_j = quaternion(body_i), quaternion(body_j)
             relative = np.asarray(quaternion_product(q_i * np.array([1.0, -1, -1, -1]), q_j))
             joints.append(SpatialJoint(
-                joint["type"], index_i, index_j, _array(point_i), _array(point_j),
+                joint.type, index_i, index_j, _array(point_i), _array(point_j),
                 _array(frame(body_i) @ axis), _array(frame(body_j) @ axis), _array(frame(body_i) @ u),
                 _array(frame(body_j) @ u), _array(relative)))
-            joint_names.append(joint["name"])
+            joint_names.append(joint.name)
     # clearance joints come after the ideal joints in the idealised twin, so ideal joint
     # indices (drivers) are unchanged
     ideal_index = {name: i for i, name in enumerate(joint_names)}
-    drivers = tuple(SpatialDriver(ideal_index[d["joint"]], d["type"], _array(d["speed"]), _array(d["torque"]), _array(0.0))
-                    for d in config.drivers)
+    drivers = tuple(SpatialDriver(ideal_index[d.joint], d.type, _array(getattr(d, "speed", 0.0)),
+                                  _array(getattr(d, "torque", 0.0)), _array(0.0)) for d in config.drivers)
     loads = []
-    for load in config.loads:
-        index, point = layout.attach(load["body"], load["point"])
-        loads.append(Load(index, load["type"], _array(point), _array(load["value"]), _array(float(load["enabled"]))))
+    for load in config.loads:  # a torque acts on the body (at its centre of mass, for the segment that holds it)
+        index, point = layout.attach(load.body, load.point if load.type == "force" else (0.0, 0.0, 0.0))
+        loads.append(Load(index, load.type, _array(point), _array(load.value), _array(float(load.enabled))))
     mechanism = SpatialMechanism(
         masses=_array(layout.masses), inertias=_array(np.stack(layout.inertias)), gravity=_array(config.gravity),
         initial_positions=_array(np.concatenate(layout.positions)), joints=tuple(joints), cylindrical_joints=tuple(cylinders),
@@ -214,7 +175,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
         initial_clearance=config.initial.clearance,
         initial_deformation=config.initial.deformation, body_names=tuple(layout.names),
         joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
-        driver_names=tuple(d["name"] for d in config.drivers), metrics_window=metrics_window(config))
+        driver_names=tuple(d.name for d in config.drivers), metrics_window=metrics_window(config))
     return _with_ideal_rows(_check_redundancy(config, _check_seats(config, mechanism)))
 
 
@@ -236,7 +197,7 @@ def _check_seats(config: SpatialConfig, mechanism: SpatialMechanism) -> SpatialM
     joint that has no quasi-static seat within its clearance."""
     if mechanism.initial_clearance != "static" or not mechanism.cylindrical_joints:
         return mechanism
-    names = [joint["name"] for joint in config.joints if joint["type"] == "cylindrical_clearance"]
+    names = [joint.name for joint in config.joints if joint.type == "cylindrical_clearance"]
     for name, seat in zip(names, _start(mechanism)[1]):
         if not bool(seat.exists):
             raise ConfigError(
@@ -283,7 +244,7 @@ def spatial_flexible_auto_solver(config: SpatialConfig, rtol: float) -> str | No
     """``solver = "auto"`` on a spatial mechanism with a flexible body: chosen from the beam
     elements' fastest rates against the contact period, at the run's ``rtol``
     (:func:`model.integrate.auto_solver`); ``None`` otherwise."""
-    if config.simulation.solver != "auto" or not any(body["flexible"] is not None for body in config.bodies):
+    if config.simulation.solver != "auto" or not any(body.flexible is not None for body in config.bodies):
         return None
     return auto_solver(build_spatial(config), rtol)
 

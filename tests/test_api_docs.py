@@ -17,7 +17,7 @@ from tests.test_readme import python_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 API = ROOT / "docs" / "api.md"
-SUBPACKAGES = {"contact", "geometry", "integrate", "lubrication", "mechanics", "metrics", "metrics_spatial"}
+SUBPACKAGES = {"contact", "geometry", "integrate", "lubrication", "mechanics", "metrics"}
 
 
 def test_every_public_name_is_documented():

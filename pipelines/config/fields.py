@@ -163,6 +163,8 @@ TransitionRatios = Annotated[tuple[float, float], BeforeValidator(_transition_ra
 Vector = Annotated[tuple[Length, Length], SIUnit("m")]
 Points = Annotated[tuple[tuple[Length, Length], tuple[Length, Length]], SIUnit("m")]
 AccelerationVector = Annotated[tuple[Acceleration, Acceleration], SIUnit("m/s^2")]
+Vector3 = Annotated[tuple[Length, Length, Length], SIUnit("m")]
+AccelerationVector3 = Annotated[tuple[Acceleration, Acceleration, Acceleration], SIUnit("m/s^2")]
 VelocityVector3 = Annotated[tuple[Velocity, Velocity, Velocity], SIUnit("m/s")]
 AngularVelocityVector3 = Annotated[tuple[AngularVelocity, AngularVelocity, AngularVelocity], SIUnit("rad/s")]
 BodyPair = tuple[Name, Name]
@@ -178,4 +180,10 @@ class Section(BaseModel):
         """The SI unit of a field (``""`` for dimensionless or non-numeric fields)."""
         metadata = type(self).model_fields[field_name].metadata
         return next((item.unit for item in metadata if isinstance(item, SIUnit)), "")
+
+    def __getitem__(self, key: str) -> Any:
+        """A field by name: a table reads as a mapping too (``joint["clearance"]``)."""
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return getattr(self, key)
 

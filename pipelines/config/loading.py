@@ -7,18 +7,35 @@ import copy
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union
 
-from pydantic import ValidationError
+from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
 from ..errors import ConfigError
-from .mechanism import MechanismConfig
-from .messages import _attributed, _config_error
+from .fields import union_tag
+from .mechanism import MechanismBase, MechanismConfig
+from .messages import _attributed, config_error
+from .spatial import SpatialConfig
 from .paths import OVERRIDE_SOURCE, _apply_overrides, parse_override, set_by_path
 
 # Top-level keys of a mechanism; a --set on a pipeline config starting with one of them
 # addresses the base mechanism.
-BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "metrics", "simulation", "loads")
+BASE_SECTIONS = ("bodies", "joints", "drivers", "materials", "gravity", "initial", "metrics", "simulation", "loads",
+                 "tracked_points")
+# The schema of a mechanism file of each ``dimension``.
+FORMATS: dict[int, type[MechanismBase]] = {2: MechanismConfig, 3: SpatialConfig}
+
+
+def _format_tag(raw: Any) -> str:
+    dimension = raw.get("dimension", 2) if isinstance(raw, dict) else getattr(raw, "dimension", 2)
+    return union_tag(f"dimension {dimension}")
+
+
+# A mechanism file: the planar or the spatial schema, told apart by ``dimension``.
+MECHANISM_FILE = TypeAdapter(Annotated[
+    Union[tuple(Annotated[schema, Tag(union_tag(f"dimension {dimension}"))] for dimension, schema in FORMATS.items())],
+    Discriminator(_format_tag),
+])
 
 
 def si_value_in_base(
@@ -66,21 +83,20 @@ def load_toml(path: str | Path) -> dict:
 
 
 
-def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | None = None) -> MechanismConfig:
-    """Validate ``raw``; ``origins`` maps dotted paths that came from elsewhere to (file, note)."""
-    if raw.get("dimension", 2) == 3:
-        from .spatial import spatial_from_dict  # the spatial format lives in its own module
-
-        try:
-            return spatial_from_dict(raw, str(source))
-        except ConfigError as error:
-            raise _attributed(error, origins or {}) from None
+def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | None = None,
+              si: bool = False) -> MechanismBase:
+    """Validate ``raw`` as the schema of its ``dimension``; ``origins`` maps dotted paths that
+    came from elsewhere to (file, note); with ``si`` plain numbers are SI values."""
+    dimension = raw.get("dimension", 2)
+    if dimension not in FORMATS:
+        raise ConfigError(str(source), "dimension", f"must be 2 (planar) or 3 (spatial), got {dimension!r}")
     try:
-        config = MechanismConfig.model_validate(raw)
+        config = MECHANISM_FILE.validate_python(raw, context={"si": True} if si else None)
     except ValidationError as error:
-        raise _attributed(_config_error(error, raw, source), origins or {}) from None
+        raise _attributed(config_error(error, raw, source, FORMATS[dimension]), origins or {}) from None
     config._source = str(source)
     config._raw = copy.deepcopy(raw)
+    config._raw_in_si = si
     return config
 
 
@@ -89,38 +105,24 @@ def _validate(raw: dict, source: str, origins: Mapping[str, tuple[str, str]] | N
 # ---------------------------------------------------------------------------------------------
 
 
-def validate_si(raw: dict, source: str) -> MechanismConfig:
+def validate_si(raw: dict, source: str) -> MechanismBase:
     """Validate a mechanism dict whose plain numbers are SI values (a validated config's
     ``model_dump()`` with values written in); errors name ``source``."""
-    try:
-        config = MechanismConfig.model_validate(raw, context={"si": True})
-    except ValidationError as error:
-        raise _config_error(error, raw, source) from None
-    config._source = str(source)
-    config._raw = copy.deepcopy(raw)
-    config._raw_in_si = True
-    return config
+    return _validate(raw, str(source), si=True)
 
 
-def mechanism_from_dict(raw: dict, source: str) -> MechanismConfig:
+def mechanism_from_dict(raw: dict, source: str) -> MechanismBase:
     """Validate a raw mechanism dict and convert it to SI; errors name ``source``. A
     ``dimension = 3`` dict gives a :class:`~pipelines.config.spatial.SpatialConfig`."""
     return _validate(raw, str(source))
 
 
-def load_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> MechanismConfig:
+def load_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> MechanismBase:
     """Load a mechanism TOML file, apply ``--set`` overrides, validate."""
     raw = load_toml(path)
     if "base" in raw:
         raise ConfigError(str(path), "base", "this is a pipeline config (sweep, calibrate, optimize), not a mechanism")
     raw, override_paths = _apply_overrides(raw, overrides)
-    if raw.get("dimension", 2) == 3:
-        from .spatial import spatial_from_dict  # the spatial format lives in its own module
-
-        return spatial_from_dict(raw, str(path))
-    if raw.get("dimension", 2) != 2:
-        raise ConfigError(str(path), "dimension", f"must be 2 (planar) or 3 (spatial), got {raw['dimension']!r}")
-    raw.pop("dimension", None)
     origins = {override: (str(path), " (value from --set)") for override in override_paths}
     return _validate(raw, str(path), origins)
 
@@ -171,7 +173,7 @@ def _load_pipeline_raw(path: str | Path, overrides: Sequence[str]) -> tuple[dict
     return pipeline, base, origins
 
 
-def load_pipeline_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> tuple[dict, MechanismConfig]:
+def load_pipeline_mechanism(path: str | Path, overrides: Sequence[str] = ()) -> tuple[dict, MechanismBase]:
     """:func:`load_with_base`, then validate the base mechanism (with the merged [simulation]).
 
     Errors in keys that came from the pipeline file or from ``--set`` name the pipeline file.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -58,18 +58,22 @@ class Contact(Section):
     penetration_max: _quantity("length", gt=0.0) = Field(1e-4, description="adams_impact: penetration of full damping d_max (m)")
     impact_velocity_floor: PositiveVelocity = Field(1e-3, description="lower bound of the impact velocity the hysteresis laws divide by (m/s)")
 
+    # the stiffness names a law of the joint's geometry instead of a value
+    STIFFNESS_MARKERS: ClassVar[tuple[str, ...]] = ("hertz",)
+
     @field_validator("stiffness", mode="before")
     @classmethod
     def _stiffness_in_si(cls, value: Any, info: Any) -> Any:
-        """``"hertz"`` stays a marker; anything else is a quantity in ``N/m^exponent``."""
-        if value == "hertz" or "exponent" not in info.data:
+        """A marker (``"hertz"``) stays a name; anything else is a quantity in ``N/m^exponent``."""
+        if value in cls.STIFFNESS_MARKERS or "exponent" not in info.data:
             return value
         if in_si(info) and isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         try:
             return quantity_to_si(value, stiffness_unit(info.data["exponent"]))
         except UnitError as error:
-            raise PydanticCustomError("quantity", f"{error} (or \"hertz\")") from None
+            markers = " or ".join(f'"{marker}"' for marker in cls.STIFFNESS_MARKERS)
+            raise PydanticCustomError("quantity", f"{error} (or {markers})") from None
 
     @model_validator(mode="after")
     def _positive_stiffness(self) -> "Contact":
@@ -152,21 +156,26 @@ class Lubrication(Section):
     )
 
 
-class RevoluteJoint(Section):
+class JointBase(Section):
+    """The keys every joint has, in both formats."""
+
+    type: str = Field(description="joint kind")
+    name: Name = Field(description="the joint's name")
+    bodies: BodyPair = Field(description="the two bodies (or `ground`); for a clearance joint [journal or ball body, "
+                                         "bearing or socket body]")
+
+
+class RevoluteJoint(JointBase):
     """An ideal pin; ``points`` are the pin in each body's frame."""
 
     type: Literal["revolute"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
     points: Points = Field(description="the pin in each body's frame (m)")
 
 
-class PrismaticJoint(Section):
+class PrismaticJoint(JointBase):
     """An ideal slider along ``axis`` (unit vector in body i's frame); no relative rotation."""
 
     type: Literal["prismatic"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
     axis: tuple[Number, Number] = Field(description="sliding direction in body i's frame (normalised)")
     points: Points = Field(ZERO_POINTS, description="a point on the sliding line in each body's frame (m)")
 
@@ -179,24 +188,20 @@ class PrismaticJoint(Section):
         return (axis[0] / norm, axis[1] / norm)
 
 
-class FixedJoint(Section):
+class FixedJoint(JointBase):
     """Welds two bodies together at ``points``."""
 
     type: Literal["fixed"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="the two bodies (or `ground`)")
     points: Points = Field(ZERO_POINTS, description="the weld point in each body's frame (m)")
 
 
-class RevoluteClearanceJoint(Section):
+class RevoluteClearanceJoint(JointBase):
     """A pin in an oversized hole: a contact force instead of a constraint.
 
     ``bodies`` is ``[journal body, bearing body]``; journal radius = bearing_radius - clearance.
     """
 
     type: Literal["revolute_clearance"] = Field(description="joint kind")
-    name: Name = Field(description="the joint's name")
-    bodies: BodyPair = Field(description="[journal body, bearing body] (or `ground`)")
     points: Points = Field(description="journal and bearing centres in their bodies' frames (m)")
     bearing_radius: PositiveLength = Field(description="bearing (hole) radius (m)")
     clearance: PositiveLength = Field(description="radial clearance (m): bearing radius minus journal radius, > 0")
@@ -212,21 +217,24 @@ class RevoluteClearanceJoint(Section):
 
     @model_validator(mode="after")
     def _fits(self) -> "RevoluteClearanceJoint":
-        if self.clearance >= self.bearing_radius:
-            raise FieldError(
-                ["clearance"],
-                f"must be smaller than bearing_radius ({self.bearing_radius:g} m) so the journal radius "
-                f"is positive, got {self.clearance:g} m",
-            )
-        eccentricity = math.hypot(*self.initial_eccentricity)
-        if eccentricity > self.clearance * (1.0 + 1e-12):
-            raise FieldError(
-                ["initial_eccentricity"],
-                f"|e0| = {eccentricity:g} m exceeds the clearance {self.clearance:g} m",
-            )
-        if self.contact.stiffness == "hertz" and self.materials is None:
-            raise FieldError(["materials"], 'required when contact.stiffness = "hertz" (give [journal, bearing])')
+        check_clearance_joint(self, "bearing_radius", ("journal", "bearing"))
         return self
+
+
+def check_clearance_joint(joint: Section, outer: str, parts: tuple[str, str]) -> None:
+    """A clearance joint's own checks, both formats: ``clearance`` smaller than the ``outer``
+    radius (m; the inner part's radius is their difference), the initial eccentricity (m)
+    within the clearance, and two materials (``parts``: what they are) for a Hertz stiffness."""
+    radius = getattr(joint, outer)
+    if joint.clearance >= radius:
+        raise FieldError(["clearance"], f"must be smaller than {outer} ({radius:g} m) so the {parts[0]} radius "
+                                        f"is positive, got {joint.clearance:g} m")
+    eccentricity = math.sqrt(sum(e * e for e in joint.initial_eccentricity))
+    if eccentricity > joint.clearance * (1.0 + 1e-12):
+        raise FieldError(["initial_eccentricity"],
+                         f"|e0| = {eccentricity:g} m exceeds the clearance {joint.clearance:g} m")
+    if joint.contact.stiffness == "hertz" and joint.materials is None:
+        raise FieldError(["materials"], f'required when contact.stiffness = "hertz" (give [{parts[0]}, {parts[1]}])')
 
 
 Joint = Annotated[
@@ -234,21 +242,25 @@ Joint = Annotated[
 ]
 
 
-class ConstantSpeedDriver(Section):
+class DriverBase(Section):
+    """The keys every driver has (both formats; a spatial driver acts about the joint's axis)."""
+
+    type: str = Field(description="driver kind")
+    name: Name = Field(description="the driver's name")
+    joint: str = Field(description="the ideal revolute joint it drives")
+
+
+class ConstantSpeedDriver(DriverBase):
     """Drives a revolute joint at a constant relative angular speed."""
 
     type: Literal["constant_speed"] = Field(description="driver kind")
-    name: Name = Field(description="the driver's name")
-    joint: str = Field(description="the ideal revolute joint it drives")
     speed: AngularVelocity = Field(description="relative angular speed of the joint (rad/s)")
 
 
-class ConstantTorqueDriver(Section):
+class ConstantTorqueDriver(DriverBase):
     """Applies a constant torque across a revolute joint."""
 
     type: Literal["constant_torque"] = Field(description="driver kind")
-    name: Name = Field(description="the driver's name")
-    joint: str = Field(description="the ideal revolute joint it drives")
     torque: Torque = Field(description="torque applied across the joint (N*m)")
 
 
@@ -353,21 +365,24 @@ class Simulation(Section):
         return self
 
 
-class MechanismConfig(Section):
-    """A validated mechanism, every quantity a float in SI units.
+class MechanismBase(Section):
+    """What a validated mechanism of either format does: its cross-references checked, values
+    read and units named by dotted path, variants with values set, the SI summary.
 
     ``source`` is the file it came from and ``raw`` the dict it was validated from (after
     overrides), so pipelines can derive variants with :meth:`with_values`.
     """
 
+    # the fields of both formats, in the order of the file; each format narrows the types
+    dimension: int = Field(description="2 for the planar format, 3 for the spatial one")
     name: str = Field(description="the mechanism's name")
-    gravity: AccelerationVector = Field((0.0, 0.0), description="gravitational acceleration, ground frame (m/s^2)")
+    gravity: tuple[float, ...] = Field(description="gravitational acceleration, ground frame (m/s^2)")
     materials: dict[Name, Material] = Field({}, description="materials by name (the `materials` table)")
-    bodies: Annotated[list[Body], Field(min_length=1)] = Field(description="the moving bodies (at least one)")
-    joints: list[Joint] = Field([], description="ideal and clearance joints")
-    drivers: list[Driver] = Field([], description="drives on ideal revolute joints")
-    loads: list[Load] = Field([], description="constant forces and torques on bodies")
-    initial: Initial = Field(Initial(), description="initial velocities (the `initial` table)")
+    bodies: list = Field(description="the moving bodies")
+    joints: list = Field([], description="ideal and clearance joints")
+    drivers: list[Driver] = Field([], description="drives on ideal revolute joints (spatial: about the joint's axis)")
+    loads: list = Field([], description="constant forces and torques on bodies")
+    initial: Initial = Field(Initial(), description="the state at t = 0 (the `initial` table)")
     metrics: Metrics = Field(Metrics(), description="the time window of the summary metrics (the `metrics` table)")
     simulation: Simulation = Field(description="time span, output and solver (the `simulation` table)")
 
@@ -376,7 +391,7 @@ class MechanismConfig(Section):
     _raw_in_si: bool = PrivateAttr(default=False)  # _raw is a model_dump() (plain numbers in SI)
 
     @model_validator(mode="after")
-    def _cross_references(self) -> "MechanismConfig":
+    def _cross_references(self) -> "MechanismBase":
         check_references(self)
         check_flexible_references(self)
         check_initial(self.initial, [body.name for body in self.bodies],
@@ -395,8 +410,9 @@ class MechanismConfig(Section):
         return copy.deepcopy(self._raw)
 
     @property
-    def clearance_joints(self) -> list[RevoluteClearanceJoint]:
-        return [joint for joint in self.joints if isinstance(joint, RevoluteClearanceJoint)]
+    def clearance_joints(self) -> list[Section]:
+        """The joints with a clearance (contact forces instead of constraint rows)."""
+        return [joint for joint in self.joints if "clearance" in type(joint).model_fields]
 
     def si_value(self, path: str) -> Any:
         """The validated SI value at a dotted path (``"joints.pin.clearance"`` -> 0.0005)."""
@@ -405,7 +421,7 @@ class MechanismConfig(Section):
             node = _model_child(node, segment, path, self.source)
         return _summarise_value(node)
 
-    def with_values(self, values: Mapping[str, Any], source: str = OVERRIDE_SOURCE) -> "MechanismConfig":
+    def with_values(self, values: Mapping[str, Any], source: str = OVERRIDE_SOURCE) -> "MechanismBase":
         """A new config with raw values (unit strings or numbers) set at dotted paths."""
         raw = self._raw
         for path, value in values.items():
@@ -414,7 +430,7 @@ class MechanismConfig(Section):
 
         return (validate_si if self._raw_in_si else mechanism_from_dict)(raw, self.source)
 
-    def with_si_values(self, values: Mapping[str, Any], source: str | None = None) -> "MechanismConfig":
+    def with_si_values(self, values: Mapping[str, Any], source: str | None = None) -> "MechanismBase":
         """A new config with SI values (floats, or a choice's name) set at dotted paths and
         every check of the schema run again; a refused value is a :class:`ConfigError` naming
         the mechanism's key. The values are never turned back into unit strings: the config's
@@ -441,3 +457,11 @@ class MechanismConfig(Section):
         return {"source": self.source, **_summarise(self)}
 
 
+class MechanismConfig(MechanismBase):
+    """A validated planar mechanism, every quantity a float in SI units."""
+
+    dimension: Literal[2] = Field(2, description="2 for this format (the default); 3 for a spatial mechanism")
+    gravity: AccelerationVector = Field((0.0, 0.0), description="gravitational acceleration, ground frame (m/s^2)")
+    bodies: Annotated[list[Body], Field(min_length=1)] = Field(description="the moving bodies (at least one)")
+    joints: list[Joint] = Field([], description="ideal and clearance joints")
+    loads: list[Load] = Field([], description="constant forces and torques on bodies")

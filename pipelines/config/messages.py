@@ -83,12 +83,14 @@ def _error_message(error: Mapping[str, Any], root: type[BaseModel]) -> tuple[str
     cause = context.get("error")
     if isinstance(cause, FieldError):
         return str(cause), list(cause.key)
-    if kind == "extra_forbidden" and error["loc"][-1] == "lubrication":
-        return "only a revolute_clearance joint takes a lubrication table", []
+    if kind == "extra_forbidden" and error["loc"][-1] == "lubrication" and "joints" in root.model_fields:
+        lubricated = [_type_tag(model) for model in _models_in(root.model_fields["joints"].annotation)
+                      if "lubrication" in model.model_fields]
+        return f"only a {' or '.join(lubricated)} joint takes a lubrication table", []
     if kind == "extra_forbidden":
         return _unknown_key_message(error["loc"], root), []
     if kind == "missing":
-        return "required value is missing" if isinstance(error["loc"][-1], int) else "required key is missing", []
+        return "required key is missing", []
     if kind == "literal_error":
         return f"unknown value {value!r}; expected one of {context.get('expected')}", []
     if kind == "union_tag_invalid":
@@ -106,7 +108,11 @@ def config_error(error: ValidationError, raw: Any, source: str, root: type[BaseM
     line naming ``source`` and the dotted key."""
     first = error.errors(include_url=False)[0]
     message, extra_key = _error_message(first, root)
-    key = ".".join(_dotted_key(raw, first["loc"]) + extra_key)
+    loc = first["loc"]
+    if first["type"] == "missing" and loc and isinstance(loc[-1], int):  # a vector too short: name the vector
+        loc = loc[:-1]
+        message = f"expected more values (item {first['loc'][-1]} is missing), got {first.get('input')!r}"
+    key = ".".join(_dotted_key(raw, loc) + extra_key)
     return ConfigError(source, key, message)
 
 
@@ -116,11 +122,3 @@ def _attributed(error: ConfigError, origins: Mapping[str, tuple[str, str]]) -> C
         if error.key == path or error.key.startswith(path + "."):
             return ConfigError(file, error.key, error.message + note)
     return error
-
-
-
-def _config_error(error: ValidationError, raw: dict, source: str) -> ConfigError:
-    """:func:`config_error` of a mechanism."""
-    from .mechanism import MechanismConfig
-
-    return config_error(error, raw, source, MechanismConfig)

@@ -4,8 +4,7 @@ Regenerate with ``python -m pipelines.config.reference > docs/config.md``; a tes
 (``tests/pipelines/config/test_reference.py``) regenerates it in memory and fails when the
 committed page differs. Every table of the planar mechanism format and of the pipeline
 configs is read from its pydantic model (field type, SI unit, default and the field's
-``description``); the spatial format is read from the key tables its own validator checks
-(:data:`pipelines.config.spatial.SPATIAL_TABLES`).
+``description``), the spatial format's from :class:`pipelines.config.spatial.SpatialConfig`.
 """
 
 from __future__ import annotations
@@ -161,18 +160,6 @@ def schema_markdown(root: type[BaseModel], prefix: str = "") -> str:
     return "\n".join(sections)
 
 
-def spatial_markdown() -> str:
-    """The ``dimension = 3`` format from its validator's own key tables."""
-    from .spatial import SPATIAL_TABLES
-
-    sections = []
-    for title, (doc, keys) in SPATIAL_TABLES.items():
-        lines = [f"### {title}", "", doc, "", "| key | type | SI unit | default | meaning |", "|---|---|---|---|---|"]
-        lines += [f"| `{key.name}` | {key.kind} | {key.unit} | {key.default} | {key.meaning} |" for key in keys]
-        sections.append("\n".join(lines) + "\n")
-    return "\n".join(sections)
-
-
 def reference_markdown() -> str:
     """The whole page."""
     from ..bifurcation.schema import BifurcationConfig
@@ -181,6 +168,7 @@ def reference_markdown() -> str:
     from ..sweeping.table import SweepConfig
     from ..wear.schema import WearConfig
     from .mechanism import MechanismConfig
+    from .spatial import SpatialConfig
 
     parts = [
         HEADER,
@@ -190,7 +178,7 @@ def reference_markdown() -> str:
         "and `configs/spherical_pendulum.toml`; `[materials]`, `[initial]`, `[simulation]` and a body's `flexible` "
         "table are those of the planar format, with three-component vectors. Axes are in the ground frame, points "
         "in each body's frame.\n",
-        spatial_markdown(),
+        schema_markdown(SpatialConfig),
         "## Sweep configs\n\n`clearance sweep CONFIG` (`configs/sweep_example.toml`). `[simulation]` keys are "
         "merged over the base mechanism's and validated with it.\n",
         schema_markdown(SweepConfig),

@@ -51,7 +51,7 @@ def _check_joint_references(config) -> None:
             raise FieldError(
                 ["joints", joint.name, "bodies"], f"a joint needs two different bodies, got {list(joint.bodies)}"
             )
-        if joint.type == "revolute_clearance" and joint.materials is not None:
+        if getattr(joint, "materials", None) is not None:
             for material in joint.materials:
                 if material not in config.materials:
                     known = ", ".join(map(repr, config.materials)) or "none declared"

@@ -9,24 +9,25 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from model.metrics import BODY_METRICS, JOINT_METRICS
+from model.metrics import SPATIAL_BODY_METRICS
 from sweep.plan import Group
 from sweep.results import derivative_columns, results_frame
 
-from ..config import MechanismConfig
+from ..config import MechanismBase
 from ..units import si_unit
 from .design import SweepDesign
 
 
-def metric_units(base: MechanismConfig) -> dict[str, str]:
+def metric_units(base: MechanismBase) -> dict[str, str]:
     """Every summary metric of the mechanism, in ``summary_metrics`` order, with its SI unit."""
-    if getattr(base, "dimension", 2) == 3:
-        return base.metric_units()
+    body_metrics = SPATIAL_BODY_METRICS if base.dimension == 3 else BODY_METRICS
     units = {
         f"{joint.name}.{metric}": si_unit(dimension)
         for joint in base.clearance_joints
         for metric, dimension in JOINT_METRICS.items()
     }
-    units.update({f"{body.name}.{metric}": si_unit(dimension) for body in base.bodies for metric, dimension in BODY_METRICS.items()})
+    units.update({f"{body.name}.{metric}": si_unit(dimension) for body in base.bodies
+                  for metric, dimension in body_metrics.items()})
     return units
 
 

@@ -72,12 +72,12 @@ BALL = {
 def test_hertz_stiffness_follows_a_written_clearance(engine):
     """A swept clearance of a joint with stiffness = "hertz" changes its Hertz stiffness as a
     fresh build with that clearance does (the stiffness is no constant of the build)."""
-    from pipelines.config.spatial import spatial_from_dict
+    from pipelines.config import mechanism_from_dict
 
     if engine == "planar":
         config, path = load_mechanism(CONFIGS / "flores_slider_crank.toml"), "joints.pin.clearance"
     else:
-        config, path = spatial_from_dict(BALL, "ball.toml"), "joints.socket.clearance"
+        config, path = mechanism_from_dict(BALL, "ball.toml"), "joints.socket.clearance"
     mechanism = build_mechanism(config)
     written = ParameterMap(mechanism, [path]).apply(mechanism, np.array([2e-4]))
     built = build_mechanism(config.with_values({path: "0.2 mm"}))

@@ -33,7 +33,8 @@ def test_double_link_configs_load_as_documented():
         assert friction.model == "static_dynamic"
         assert friction.velocities == pytest.approx((1.0e-3, 1.5e-3))
     assert {j["friction"].model for j in dry.joints} == {"none"}
-    assert dry.tracked_points == [dict(name="tip", body="link2", point=pytest.approx((0.125, 0.0, 0.0)))]
+    assert [point.model_dump() for point in dry.tracked_points] == [
+        dict(name="tip", body="link2", point=pytest.approx((0.125, 0.0, 0.0)))]
 
 
 @pytest.fixture(scope="module")
@@ -69,12 +70,12 @@ def test_spherical_clearance_joint_columns_and_reactions():
     """A spherical clearance joint writes its eccentricity's three components and none of the
     cylindrical joint's axis columns; every named ideal joint writes its reaction."""
     from model.mechanics.spatial import GROUND, SpatialJoint
-    from pipelines.config.spatial import spatial_from_dict
+    from pipelines.config import mechanism_from_dict
     from pipelines.columns import REACTION_COLUMNS, output_columns
     from tests.model.mechanics.spatial.test_spherical import _ball_config
     import dataclasses
 
-    mechanism = build_spatial(spatial_from_dict(_ball_config(), "ball.toml"))
+    mechanism = build_spatial(mechanism_from_dict(_ball_config(), "ball.toml"))
     axis = jnp.array([0.0, 0.0, 1.0])
     hinge = SpatialJoint("revolute", GROUND, 0, jnp.zeros(3), jnp.zeros(3), axis, axis, jnp.array([1.0, 0.0, 0.0]),
                          jnp.array([1.0, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0]))

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.config.reference import reference_markdown
-from pipelines.config.spatial import SPATIAL_JOINT_TYPES, spatial_from_dict
+from pipelines.config import mechanism_from_dict
+from pipelines.config.spatial import SPATIAL_JOINT_TYPES
 from pipelines.errors import ConfigError
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "config.md"
@@ -21,8 +22,21 @@ def test_every_joint_type_has_a_section():
     page = PAGE.read_text()
     for kind in ("revolute", "prismatic", "fixed", "revolute_clearance"):
         assert f'`joints` with `type = "{kind}"`' in page
+    spatial = page[page.index("## Spatial mechanism files"):]
     for kind in SPATIAL_JOINT_TYPES:
-        assert f"`{kind}`" in page
+        assert f'`joints` with `type = "{kind}"`' in spatial, kind
+
+
+def test_every_spatial_key_is_documented():
+    """Each table of the spatial format has its section after the planar ones, with every key."""
+    from pipelines.config.reference import schema_markdown
+    from pipelines.config.spatial import SpatialBody, SpatialConfig, SpatialJointBase, TrackedPoint
+
+    spatial = PAGE.read_text()[PAGE.read_text().index("## Spatial mechanism files"):]
+    assert schema_markdown(SpatialConfig) in spatial
+    for table in (SpatialConfig, SpatialBody, TrackedPoint, *SpatialJointBase.KINDS.values()):
+        for key in table.model_fields:
+            assert f"| `{key}` |" in spatial, (table.__name__, key)
 
 
 def test_every_pipeline_config_has_its_keys_documented():
@@ -51,7 +65,7 @@ def _pendulum(**joint_extra) -> dict:
 
 
 def test_a_documented_spatial_key_is_accepted_and_an_undocumented_one_refused():
-    joint = spatial_from_dict(_pendulum(initial_eccentricity=["0 m", "-0.05 mm", "0 m"]), "p.toml").joints[0]
+    joint = mechanism_from_dict(_pendulum(initial_eccentricity=["0 m", "-0.05 mm", "0 m"]), "p.toml").joints[0]
     assert joint["initial_eccentricity"] == pytest.approx((0.0, -0.05e-3, 0.0))
     with pytest.raises(ConfigError, match=r"p.toml: joints.socket.lenght: unknown key"):
-        spatial_from_dict(_pendulum(lenght="20 mm"), "p.toml")
+        mechanism_from_dict(_pendulum(lenght="20 mm"), "p.toml")

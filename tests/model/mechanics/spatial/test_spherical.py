@@ -16,7 +16,7 @@ from model.integrate.solve import solve
 from model.mechanics.spatial import GROUND, SpatialMechanism, SpatialState, SphericalClearanceJoint, kinetic_energy
 from model.mechanics.spatial.forces import contact_forces
 from pipelines.build_spatial import build_spatial
-from pipelines.config.spatial import spatial_from_dict
+from pipelines.config import mechanism_from_dict
 
 GRAVITY = 9.81
 SOCKET_RADIUS = 10e-3
@@ -50,7 +50,7 @@ def _ball_config(socket_radius="10 mm", clearance="0.1 mm"):
 
 @pytest.mark.parametrize(("socket_radius", "clearance"), [("10 mm", "0.1 mm"), ("25 mm", "0.5 mm")])
 def test_hertz_stiffness_from_radii_and_materials(socket_radius, clearance):
-    config = spatial_from_dict(_ball_config(socket_radius, clearance), "ball.toml")
+    config = mechanism_from_dict(_ball_config(socket_radius, clearance), "ball.toml")
     joint = build_spatial(config).spherical_joints[0]
     radius, gap = float(joint.socket_radius), float(joint.clearance)
     expected = flores_stiffness(BRONZE, STEEL, radius, radius - gap)
