@@ -124,7 +124,7 @@ def test_spatial_crank_with_a_ball_in_its_socket_settles_on_a_period_one_orbit(t
     friction 0.2, no gravity): the ball, started at rest, settles pressed outward against
     the socket, so the section repeats every revolution at an eccentricity of the
     clearance plus the Hertz penetration under the centripetal load m r omega^2, and the
-    largest exponent is not positive."""
+    largest exponent is zero to the run's resolution."""
     path = tmp_path / "crank_ball.toml"
     path.write_text(CRANK_BALL)
     config = load_mechanism(path)
@@ -132,7 +132,11 @@ def test_spatial_crank_with_a_ball_in_its_socket_settles_on_a_period_one_orbit(t
     result = jax.jit(lambda m: mechanism_section(m, settings, transient_periods=10, periods=8, max_period=3))(mechanism)
     assert bool(result.lyapunov.success)
     assert MOTION_NAMES[int(result.motion)] == "periodic" and int(result.period) == 1
-    assert float(result.lyapunov.exponents[0]) * 0.2 < 0.01  # the chaos threshold per revolution
+    # no positive exponent: the ball's spin about the crank direction is free (a neutral
+    # direction, whose perturbation grows linearly), so the finite-time estimate is of the
+    # order log(1 + a t) / t > 0 and falls towards 0 with the run's length; a chaotic
+    # motion has lambda T of order 1 (docs/nonlinear.md)
+    assert abs(float(result.lyapunov.exponents[0])) * 0.2 < 0.05
     radial = np.asarray(result.section.eccentricity[:, 0, 0])  # along the crank at the section
     load = 0.1 * 0.05 * (300 * 2 * np.pi / 60) ** 2  # N, centripetal
     stiffness = float(mechanism.clearance_joints[0].stiffness())
