@@ -56,6 +56,11 @@ class Trajectory(eqx.Module):
         return self.q.reshape(self.q.shape[0], -1, 3)[:, :, :2]
 
     @property
+    def body_velocities(self) -> Float[Array, "times bodies 2"]:
+        """Centre-of-mass velocities (m/s), ground frame."""
+        return self.qd.reshape(self.qd.shape[0], -1, 3)[:, :, :2]
+
+    @property
     def body_accelerations(self) -> Float[Array, "times bodies 2"]:
         """Centre-of-mass accelerations (m/s^2), ground frame."""
         return self.qdd.reshape(self.qdd.shape[0], -1, 3)[:, :, :2]
@@ -98,6 +103,12 @@ class SpatialTrajectory(eqx.Module):
         """Centre-of-mass positions (m), ground frame (each body's coordinates are its
         position and its unit quaternion)."""
         return self.x.reshape(self.x.shape[0], -1, 7)[:, :, :3]
+
+    @property
+    def body_velocities(self) -> Float[Array, "times bodies 3"]:
+        """Centre-of-mass velocities (m/s), ground frame (each body's velocities are its
+        linear and angular velocity)."""
+        return self.v.reshape(self.v.shape[0], -1, 2, 3)[:, :, 0, :]
 
     @property
     def body_accelerations(self) -> Float[Array, "times bodies 3"]:

@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, PyTree
 
+from ..integrate.step_guard import AbstractWrappedController
+
 
 class LyapunovResult(eqx.Module):
     """The outcome of :func:`lyapunov_exponents` (exponents in 1/(unit of ``t``)).
@@ -47,16 +49,48 @@ class LyapunovResult(eqx.Module):
 
 def tangent_field(field: Callable) -> Callable:
     """The vector field of the pair ``(y, V)``: ``(f(t, y), (df/dy)(t, y) V)``, the second
-    by ``jax.linearize`` mapped over the columns of ``V`` (the variational equation)."""
+    by ``jax.linearize`` mapped over the columns of ``V`` (the variational equation).
+
+    The state may also be a triple ``(y, V, active)`` with a scalar ``active``: the tangents
+    then move only while ``active > 0`` (and ``active`` stays constant)."""
 
     def augmented(t, state, args):
-        y, tangents = state
+        y, tangents = state[0], state[1]
         if tangents.shape[1] == 0:
-            return field(t, y, args), tangents
-        rate, linear = jax.linearize(lambda z: field(t, z, args), y)
-        return rate, jax.vmap(linear, in_axes=1, out_axes=1)(tangents)
+            rates = (field(t, y, args), tangents)
+        else:
+            rate, linear = jax.linearize(lambda z: field(t, z, args), y)
+            tangent_rates = jax.vmap(linear, in_axes=1, out_axes=1)(tangents)
+            if len(state) == 3:
+                tangent_rates = jnp.where(state[2] > 0.0, tangent_rates, 0.0)
+            rates = (rate, tangent_rates)
+        return rates + (jnp.zeros_like(state[2]),) if len(state) == 3 else rates
 
     return augmented
+
+
+class TangentRelativeError(AbstractWrappedController):
+    """Step-size control of a ``(state, tangents)`` pair that measures each tangent's local
+    error relative to that tangent's own size.
+
+    A tangent vector is a direction whose scale is arbitrary, and its components pass
+    through zero as it turns; the inner controller's componentwise scale ``atol + rtol
+    max(|V0_i|, |V1_i|)`` then asks for an absolute accuracy of ``atol`` on a unit vector,
+    far beyond what the exponent needs, and forces steps far shorter than the state's. Each
+    tangent component's error is rescaled here so that the inner controller sees it divided
+    by ``atol + rtol max(|V0|, |V1|)`` of its column (the error relative to the tangent's
+    norm, as the state's is relative to its components); the state's error is unchanged."""
+
+    controller: diffrax.AbstractAdaptiveStepSizeController
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        start, candidate = y0[1], y1_candidate[1]
+        component = self.atol + self.rtol * jnp.maximum(jnp.abs(start), jnp.abs(candidate))
+        column = self.atol + self.rtol * jnp.maximum(jnp.linalg.norm(start, axis=0),
+                                                     jnp.linalg.norm(candidate, axis=0))
+        y_error = (y_error[0], y_error[1] * component / column[None, :]) + tuple(y_error[2:])
+        return self.controller.adapt_step_size(t0, t1, y0, y1_candidate, args, y_error, error_order,
+                                               controller_state)
 
 
 def _solve(term, solver, controller, t0, t1, state, args, max_steps, adjoint):
@@ -111,14 +145,18 @@ def lyapunov_exponents(
     The solve runs from ``t0`` for ``offset`` (time units, e.g. the phase of a section),
     then ``transient_intervals`` intervals whose growth is not counted (the tangents align
     with the growing directions there), then ``num_intervals`` counted intervals of length
-    ``interval``; the tangents are re-orthonormalised after each (Benettin et al. 1980). ``num_exponents = 0`` integrates the state only
-    (the section without exponents). ``mask`` (1 or 0 per coordinate) restricts the
+    ``interval``; the tangents are re-orthonormalised after each (Benettin et al. 1980).
+    The tangents start moving after the first interval that has a length (the offset, or
+    else the first transient interval; at once when there is neither): the start of a
+    mechanism may sit on a singularity of the linearisation. ``num_exponents = 0``
+    integrates the state only (the section without exponents). ``mask`` (1 or 0 per coordinate) restricts the
     tangents to the coordinates with 1; it is exact for coordinates that do not feed back
     into the others (quadratures such as a work integral), whose exponent is 0 and whose
     growth would otherwise mix into the norm. ``max_steps``: per interval (and for the offset).
 
     Solver defaults: ``diffrax.Tsit5`` with a ``PIDController(rtol=1e-8, atol=1e-10)``; the
-    step-size control sees the tangents as well as the state. ``adjoint``: diffrax's
+    step-size control sees the tangents as well as the state, each tangent's error
+    relative to its own norm (:class:`TangentRelativeError`). ``adjoint``: diffrax's
     (default ``RecursiveCheckpointAdjoint``, for ``jax.grad``; ``diffrax.ForwardMode()``
     for ``jax.jvp``/``jax.jacfwd``).
     """
@@ -126,6 +164,8 @@ def lyapunov_exponents(
     solver = diffrax.Tsit5() if solver is None else solver
     if stepsize_controller is None:
         stepsize_controller = diffrax.PIDController(rtol=1e-8, atol=1e-10)
+    if num_exponents and isinstance(stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
+        stepsize_controller = TangentRelativeError(stepsize_controller)
     y0 = jnp.asarray(y0, dtype=jnp.float64)
     n = y0.shape[0]
     term = diffrax.ODETerm(tangent_field(field))
@@ -133,6 +173,9 @@ def lyapunov_exponents(
     interval = jnp.asarray(interval, dtype=jnp.float64)
     start = t0 + jnp.asarray(offset, dtype=jnp.float64)
     skipped = 1 + transient_intervals  # the offset and the transient intervals: not counted
+    # the last interval without tangents: the offset, or the first transient interval after
+    # a zero offset
+    waiting = jnp.where((jnp.asarray(offset) > 0.0) | (transient_intervals == 0), 0, 1)
 
     # one scan over offset, transient and counted intervals, so that one traced solve serves
     # every step and no solve is longer than the offset or one interval
@@ -140,8 +183,13 @@ def lyapunov_exponents(
         y, tangents, logs, ok = carry
         t_begin = jnp.where(index == 0, t0, start + (index - 1) * interval)
         t_end = start + index * interval
-        (y, tangents), solved = _solve(term, solver, stepsize_controller, t_begin, t_end, (y, tangents), args,
-                                       max_steps, adjoint)
+        # the tangents wait for the end of the first interval that has a length (the
+        # offset, else the first transient or counted one): a mechanism's start may sit on a
+        # singularity of the linearisation, e.g. a journal exactly centred in its bearing
+        # (its contact normal undefined, the normal's derivative unbounded nearby)
+        active = jnp.where(index > waiting, 1.0, 0.0)
+        (y, tangents, _), solved = _solve(term, solver, stepsize_controller, t_begin, t_end,
+                                          (y, tangents, active), args, max_steps, adjoint)
         if num_exponents:
             if mask is not None:
                 tangents = tangents * mask[:, None]
@@ -161,4 +209,4 @@ def lyapunov_exponents(
     return LyapunovResult(exponents, history, change, sections, times, success)
 
 
-__all__ = ["LyapunovResult", "initial_tangents", "lyapunov_exponents", "tangent_field"]
+__all__ = ["LyapunovResult", "TangentRelativeError", "initial_tangents", "lyapunov_exponents", "tangent_field"]

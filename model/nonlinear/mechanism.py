@@ -108,7 +108,7 @@ def section_coordinates(mechanism: AbstractMechanism, section: Trajectory) -> Fl
         clearances = jnp.stack([joint.clearance for joint in mechanism.clearance_joints])
         return (section.eccentricity / clearances[:, None]).reshape(samples, -1)
     positions = section.body_positions.reshape(samples, -1)
-    velocities = section.qd.reshape(samples, -1, mechanism.dimension + 1)[:, :, :mechanism.dimension].reshape(samples, -1)
+    velocities = section.body_velocities.reshape(samples, -1)
     return jnp.concatenate([part / jnp.maximum(jnp.max(jnp.abs(part)), 1e-12) for part in (positions, velocities)], axis=1)
 
 
@@ -125,8 +125,8 @@ def mechanism_section(
     chaos_threshold: ArrayLike = 0.01,
     reverse_differentiable: bool = True,
 ) -> MechanismSection:
-    """Section, exponents and motion class of ``mechanism`` (planar, with a constant-speed
-    driver) integrated with ``settings``' explicit solver and step-size control.
+    """Section, exponents and motion class of ``mechanism`` (planar or spatial, with a
+    constant-speed driver) integrated with ``settings``' explicit solver and step-size control.
 
     ``phase`` (rad): driver angle of the section past its initial angle; ``periods``
     section samples after ``transient_periods`` discarded periods; ``num_exponents = 0``

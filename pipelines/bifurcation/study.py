@@ -45,8 +45,6 @@ def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> Bifurca
     source = str(path)
     pipeline, base = load_pipeline_mechanism(path, overrides)
     table = parse_bifurcation_table(pipeline, source)
-    if getattr(base, "dimension", 2) != 2:
-        raise ConfigError(source, "base", "bifurcation studies take a planar mechanism (dimension = 2)")
     if not any(driver.type == "constant_speed" for driver in base.drivers):
         raise ConfigError(source, f"{KEY}.section", "the stroboscopic section needs a constant-speed driver "
                                                     f"(its period); {base.source} has none")

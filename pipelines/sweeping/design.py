@@ -130,10 +130,9 @@ def parse_design(pipeline: Mapping[str, Any], base: MechanismConfig, source: str
     samples = table.samples if table.design != "grid" else None
     section = None
     if table.section is not None:
-        if not any(driver.type == "constant_speed" for driver in getattr(base, "drivers", ())) or \
-                getattr(base, "dimension", 2) != 2:
-            raise ConfigError(source, "sweep.section", "the section needs a planar mechanism with a constant-speed "
-                                                       f"driver (its period); {base.source} has none")
+        if not any(driver.type == "constant_speed" for driver in getattr(base, "drivers", ())):
+            raise ConfigError(source, "sweep.section", "the section needs a constant-speed driver (its period); "
+                                                       f"{base.source} has none")
         from model.integrate.settings import EXPLICIT_SOLVERS
 
         from ..build import solver_settings

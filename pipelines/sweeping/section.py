@@ -52,23 +52,29 @@ def section_samples(outcome, lyapunov: bool) -> dict:
         "lyapunov_change": outcome.lyapunov.change[0] if lyapunov else jnp.nan,
         PERIOD: outcome.period, MOTION: outcome.motion, "success": outcome.lyapunov.success,
         "t": section.t, "eccentricity": section.eccentricity, "positions": section.body_positions,
-        "velocities": section.qd.reshape(section.qd.shape[0], -1, 3)[:, :, :2],
+        "velocities": section.body_velocities,
     }
 
 
 def section_columns(mechanism, samples: dict, periods: int) -> dict[str, np.ndarray]:
     """The per-sample columns of a section table from ``samples`` stacked over values
     (leading axis): ``section`` (index), ``t`` (s), each clearance joint's ``<joint>.ex``,
-    ``.ey`` (m) and each body's ``<body>.x``, ``.y`` (m), ``.vx``, ``.vy`` (m/s)."""
+    ``.ey`` (m; and ``.ez`` for a spatial spherical joint, as the simulate timeseries) and
+    each body's ``<body>.x``, ``.y`` (``.z`` in a spatial mechanism; m) and ``.vx``, ``.vy``
+    (``.vz``; m/s), its centre of mass in the ground frame."""
     count = samples["t"].shape[0]
     columns = {"section": np.tile(np.arange(periods), count), "t": np.asarray(samples["t"]).reshape(-1)}
     eccentricity = np.asarray(samples["eccentricity"])
+    # a spatial mechanism's clearance joints: its cylindrical ones (axial third component) first
+    cylinders = len(getattr(mechanism, "cylindrical_joints", mechanism.clearance_joints))
     for index, name in enumerate(mechanism.clearance_names):
         columns[f"{name}.ex"] = eccentricity[:, :, index, 0].reshape(-1)
         columns[f"{name}.ey"] = eccentricity[:, :, index, 1].reshape(-1)
+        if eccentricity.shape[-1] == 3 and index >= cylinders:
+            columns[f"{name}.ez"] = eccentricity[:, :, index, 2].reshape(-1)
     positions, velocities = np.asarray(samples["positions"]), np.asarray(samples["velocities"])
     for index, name in enumerate(mechanism.body_names):
-        for axis, label in enumerate("xy"):
+        for axis, label in enumerate("xyz"[:positions.shape[-1]]):
             columns[f"{name}.{label}"] = positions[:, :, index, axis].reshape(-1)
             columns[f"{name}.v{label}"] = velocities[:, :, index, axis].reshape(-1)
     return columns

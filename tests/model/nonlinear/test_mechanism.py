@@ -68,3 +68,76 @@ def test_flores_slider_crank_is_chaotic():
     growing = (np.asarray(separation) > 1e-13) & (np.asarray(separation) < 1e-6)
     rate = np.polyfit(times[growing], np.log(np.asarray(separation)[growing]), 1)[0]
     assert 0.2 * largest < rate < 5.0 * largest
+
+
+CRANK_BALL = """name = "crank-ball"
+dimension = 3
+gravity = ["0 m/s^2", "0 m/s^2", "0 m/s^2"]
+[materials.steel]
+youngs_modulus = "207 GPa"
+poisson_ratio = 0.3
+[[bodies]]
+name = "crank"
+mass = "0.3 kg"
+inertia = ["2e-5 kg*m^2", "1e-4 kg*m^2", "1e-4 kg*m^2"]
+position = ["25 mm", "0 mm", "0 mm"]
+[[bodies]]
+name = "ball"
+mass = "0.1 kg"
+inertia = ["4e-6 kg*m^2", "4e-6 kg*m^2", "4e-6 kg*m^2"]
+position = ["50 mm", "0 mm", "0 mm"]
+[[joints]]
+name = "main"
+type = "revolute"
+bodies = ["ground", "crank"]
+points = [["0 mm", "0 mm", "0 mm"], ["-25 mm", "0 mm", "0 mm"]]
+axis = [0.0, 0.0, 1.0]
+[[joints]]
+name = "socket"
+type = "spherical_clearance"
+bodies = ["ball", "crank"]
+points = [["0 mm", "0 mm", "0 mm"], ["25 mm", "0 mm", "0 mm"]]
+socket_radius = "10 mm"
+clearance = "0.1 mm"
+materials = ["steel", "steel"]
+[joints.contact]
+model = "lankarani_nikravesh"
+stiffness = "hertz"
+restitution = 0.5
+[joints.friction]
+model = "coulomb_tanh"
+coefficient = 0.2
+[[drivers]]
+name = "motor"
+joint = "main"
+type = "constant_speed"
+speed = "300 rpm"
+[simulation]
+t_end = "10 ms"
+output_interval = "0.1 ms"
+solver = "tsit5"
+"""
+
+
+def test_spatial_crank_with_a_ball_in_its_socket_settles_on_a_period_one_orbit(tmp_path):
+    """A spatial crank at 300 rpm carrying a ball in a spherical socket (0.1 mm clearance,
+    friction 0.2, no gravity): the ball, started at rest, settles pressed outward against
+    the socket, so the section repeats every revolution at an eccentricity of the
+    clearance plus the Hertz penetration under the centripetal load m r omega^2, and the
+    largest exponent is zero to the run's resolution."""
+    path = tmp_path / "crank_ball.toml"
+    path.write_text(CRANK_BALL)
+    config = load_mechanism(path)
+    mechanism, settings = build_mechanism(config), solver_settings(config)
+    result = jax.jit(lambda m: mechanism_section(m, settings, transient_periods=10, periods=8, max_period=3))(mechanism)
+    assert bool(result.lyapunov.success)
+    assert MOTION_NAMES[int(result.motion)] == "periodic" and int(result.period) == 1
+    # no positive exponent: the ball's spin about the crank direction is free (a neutral
+    # direction, whose perturbation grows linearly), so the finite-time estimate is of the
+    # order log(1 + a t) / t > 0 and falls towards 0 with the run's length; a chaotic
+    # motion has lambda T of order 1 (docs/nonlinear.md)
+    assert abs(float(result.lyapunov.exponents[0])) * 0.2 < 0.05
+    radial = np.asarray(result.section.eccentricity[:, 0, 0])  # along the crank at the section
+    load = 0.1 * 0.05 * (300 * 2 * np.pi / 60) ** 2  # N, centripetal
+    stiffness = float(mechanism.clearance_joints[0].stiffness())
+    assert np.allclose(radial - 1e-4, (load / stiffness) ** (2 / 3), rtol=0.02)  # the penetration

@@ -59,3 +59,27 @@ def test_ideal_slider_crank_section_in_a_sweep(tmp_path):
     for _, samples in poincare.groupby("point"):  # a period-1 motion: the same point every period
         assert np.ptp(samples[crank_x]) < 1e-6
     assert (out / "poincare.png").stat().st_size > 0
+
+
+def test_section_columns_of_a_spatial_mechanism():
+    """A spatial section: each body's x, y, z and vx, vy, vz; a cylindrical joint's ex, ey
+    (its third component is axial, as in the simulate timeseries) and a spherical joint's
+    ex, ey, ez, each sample in its row."""
+    from types import SimpleNamespace
+
+    from pipelines.sweeping.section import section_columns
+
+    periods, values = 3, 2
+    mechanism = SimpleNamespace(clearance_names=("journal", "ball"), clearance_joints=(None, None),
+                                cylindrical_joints=(None,), body_names=("crank", "conrod"))
+    rng = np.random.default_rng(0)
+    samples = {"t": rng.random((values, periods)), "eccentricity": rng.random((values, periods, 2, 3)),
+               "positions": rng.random((values, periods, 2, 3)), "velocities": rng.random((values, periods, 2, 3))}
+    columns = section_columns(mechanism, samples, periods)
+    assert "journal.ez" not in columns and {"journal.ex", "journal.ey", "ball.ex", "ball.ey", "ball.ez"} <= set(columns)
+    for body, name in enumerate(mechanism.body_names):
+        for axis, label in enumerate("xyz"):
+            assert np.array_equal(columns[f"{name}.{label}"], samples["positions"][:, :, body, axis].reshape(-1))
+            assert np.array_equal(columns[f"{name}.v{label}"], samples["velocities"][:, :, body, axis].reshape(-1))
+    assert np.array_equal(columns["ball.ez"], samples["eccentricity"][:, :, 1, 2].reshape(-1))
+    assert np.array_equal(columns["section"], np.tile(np.arange(periods), values))
