@@ -4,7 +4,9 @@ Generalised forces are per body ``[f, tau]`` (N, N m; ground frame, moments abou
 of mass): a force ``f`` at ground point ``P`` of a body at ``r`` adds ``(f, (P - r) x f)``.
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -18,7 +20,10 @@ from ...geometry.quaternion import rotation_matrix
 from ...geometry.vectors import dot
 from .constraints import body_pose, body_twist, point_position, point_velocity
 from .lubrication import slice_film_forces
-from .mechanism import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism, SphericalClearanceJoint
+from .joints import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SphericalClearanceJoint
+
+if TYPE_CHECKING:
+    from .mechanism import SpatialMechanism
 
 
 class SpatialContactState(NamedTuple):

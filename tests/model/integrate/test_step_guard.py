@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import model
-from model.mechanics.dynamics import flat_vector_field, flatten_state
+from model.mechanics import flat_vector_field, flatten_state
 from model.integrate.solve import make_controller, make_solver
 from model.integrate.step_bound import OpenJointStepBound
 from model.integrate.step_guard import NonFiniteStepsCarryNoGradient, RejectNonFinite
