@@ -13,13 +13,16 @@ contact slots' normal rates); each engine writes only those kernels.
 
 import abc
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
+import equinox as eqx
 from equinox import AbstractVar
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PyTree
 
+from ..window import MetricsWindow
+from .flexible import BeamChain
 from .interface import AbstractMechanism
 from .start import project_velocities
 
@@ -30,6 +33,16 @@ def flatten_state(state: PyTree) -> Float[Array, "... n"]:
     kept)."""
     positions, velocities, memory, work = state
     return jnp.concatenate([positions, velocities, memory, work[..., None]], axis=-1)
+
+
+class Evaluation(NamedTuple):
+    """One evaluation of an absolute engine's equations of motion at one state."""
+
+    acceleration: Float[Array, " velocities"]  # the velocities' rate: planar qdd, spatial [rddot, omegadot] per body
+    multipliers: Float[Array, " m"]  # the constraint rows' (Baumgarte's stabilising terms included)
+    contact: Any  # the engine's contact state: ContactState, SpatialContactState
+    driver_torques: Float[Array, " drivers"]  # N m
+    constraint_violation: Float[Array, ""]  # the largest |Phi| (m, rad)
 
 
 def driver_torques(drivers: tuple, rows: dict[int, int], multipliers: Float[Array, " m"],
@@ -57,15 +70,28 @@ class AbstractAbsoluteMechanism(AbstractMechanism):
 
     gravity: AbstractVar[Float[Array, " dimension"]]  # m/s^2
     initial_positions: AbstractVar[Float[Array, " coords"]]  # before projection
-    beam_chains: AbstractVar[tuple]  # flexible bodies (model/mechanics/flexible.py)
+
+    # the fields both engines carry, keyword-only (after each engine's own)
+    baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0), kw_only=True)
+    baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0), kw_only=True)
+    # flexible bodies: chains of rigid segments joined by beam elements (flexible.py, spatial/beams.py)
+    beam_chains: tuple[BeamChain, ...] = eqx.field(default=(), kw_only=True)
     # "from_drivers": the velocities closest to ``initial_velocity_targets`` (zero when None)
     # that satisfy the ideal joints, drivers and rigid flexible bodies; "zero": at rest
-    initial_velocities: AbstractVar[str]
-    initial_velocity_targets: AbstractVar[Float[Array, " velocities"] | None]
+    initial_velocities: str = eqx.field(static=True, default="from_drivers", kw_only=True)
+    # per body, ground frame: (vx, vy, omega) planar, (v, omega) spatial (m/s, rad/s)
+    initial_velocity_targets: Float[Array, " velocities"] | None = eqx.field(default=None, kw_only=True)
     # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
-    initial_clearance: AbstractVar[str]
+    initial_clearance: str = eqx.field(static=True, default="configured", kw_only=True)
     # "undeformed": flexible bodies start straight; "static": in their static deflected shape
-    initial_deformation: AbstractVar[str]
+    initial_deformation: str = eqx.field(static=True, default="undeformed", kw_only=True)
+    body_names: tuple[str, ...] = eqx.field(static=True, default=(), kw_only=True)
+    clearance_names: tuple[str, ...] = eqx.field(static=True, default=(), kw_only=True)
+    driver_names: tuple[str, ...] = eqx.field(static=True, default=(), kw_only=True)
+    # the ideal joints' names in constraint order (planar: revolute, prismatic, fixed joints)
+    joint_names: tuple[str, ...] = eqx.field(static=True, default=(), kw_only=True)
+    # the metrics count t >= metrics_window.start(drivers) (s); model/window.py
+    metrics_window: MetricsWindow = eqx.field(default_factory=MetricsWindow, kw_only=True)
 
     # -- kernels each engine writes -----------------------------------------------------
 

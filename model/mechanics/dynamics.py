@@ -16,10 +16,10 @@ import optimistix as optx
 from jaxtyping import Array, Bool, Float
 
 from .constraints import acceleration_rhs, constraint_jacobian, constraints, driver_rows, point_position
-from .forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
+from .forces import contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..contact.memory import impact_memory_rate
 from ..geometry.vectors import times_transpose
-from .absolute import driver_torques
+from .absolute import Evaluation, driver_torques
 from .joints import GROUND
 from .linalg import spd_solve
 from .start import SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, seated_eccentricity, solve_static
@@ -36,16 +36,6 @@ class State(NamedTuple):
     qd: Float[Array, " coords"]
     impact_memory: Float[Array, " joints"]
     driver_work: Float[Array, ""]
-
-
-class Evaluation(NamedTuple):
-    """Everything one evaluation of the equations of motion produces."""
-
-    qdd: Float[Array, " coords"]
-    multipliers: Float[Array, " m"]
-    contact: ContactState
-    driver_torques: Float[Array, " drivers"]
-    constraint_violation: Float[Array, ""]
 
 
 def mass_diagonal(mechanism: Mechanism) -> Float[Array, " coords"]:
@@ -115,7 +105,7 @@ def joint_reactions(mechanism: Mechanism, t, q, multipliers: Float[Array, " m"])
 def vector_field(t, state: State, mechanism: Mechanism) -> State:
     """``d state / dt``, in diffrax's ``(t, y, args)`` signature."""
     out = evaluate(mechanism, t, state)
-    normal_acceleration = normal_accelerations(mechanism, state.q, state.qd, out.qdd)
+    normal_acceleration = normal_accelerations(mechanism, state.q, state.qd, out.acceleration)
     memory_rate = impact_memory_rate(
         out.contact.penetration, out.contact.normal_rate, normal_acceleration, state.impact_memory
     )
@@ -123,7 +113,7 @@ def vector_field(t, state: State, mechanism: Mechanism) -> State:
         (out.driver_torques[i] * _relative_omega(mechanism, state.qd, driver.joint) for i, driver in enumerate(mechanism.drivers)),
         start=jnp.zeros((), state.q.dtype),
     )
-    return State(state.qd, out.qdd, memory_rate, power)
+    return State(state.qd, out.acceleration, memory_rate, power)
 
 
 def constraint_correction(mechanism: Mechanism, q, t):

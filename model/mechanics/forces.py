@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 
 
 class ContactState(NamedTuple):
-    """Per clearance joint, stacked along the last axis (SI units)."""
+    """Per clearance joint, stacked along the last axis."""
 
-    eccentricity: Float[Array, "joints 2"]
-    penetration: Float[Array, " joints"]
-    normal_rate: Float[Array, " joints"]
-    slip_velocity: Float[Array, " joints"]
-    normal_force: Float[Array, " joints"]
-    tangential_force: Float[Array, " joints"]
+    eccentricity: Float[Array, "joints 2"]  # journal centre minus bearing centre, ground frame (m)
+    penetration: Float[Array, " joints"]  # |e| - c (m), > 0 in contact
+    normal_rate: Float[Array, " joints"]  # d penetration / dt (m/s)
+    slip_velocity: Float[Array, " joints"]  # tangential relative velocity at the contact (m/s)
+    normal_force: Float[Array, " joints"]  # the normal load: dry contact and, lubricated, the film (N)
+    tangential_force: Float[Array, " joints"]  # friction and, lubricated, the film (N)
 
 
 def point_velocity(q, qd, body: int, local_point) -> Float[Array, "2"]:

@@ -5,7 +5,10 @@ each body's own frame (m). Every continuous parameter is an array leaf (swept, f
 differentiated); the bodies joined and the choice of law are static.
 """
 
+import abc
+
 import equinox as eqx
+from equinox import AbstractVar
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
@@ -53,7 +56,37 @@ class FixedJoint(eqx.Module):
     angle: Float[Array, ""]
 
 
-class ClearanceJoint(eqx.Module):
+class AbstractRoundClearance(eqx.Module):
+    """A round journal (or ball) in a round bearing (or socket) whose contact stiffness
+    follows the geometry: ``K = stiffness_factor * (hertz_pin_stiffness(E*, R, c) if hertz
+    else contact.stiffness)``, the Hertz stiffness of the journal (radius ``R - c``) in the
+    bearing ``R``, ``K = 4/3 E* sqrt(R R_j / c)`` (Hertz 1882; Johnson, *Contact Mechanics*,
+    1985, §4.2, the concave radius negative; Flores et al. 2006), recomputed from the
+    current radius and clearance, so that a sweep of either keeps K consistent."""
+
+    clearance: AbstractVar[Float[Array, ""]]  # c = R - R_j (m)
+    contact: AbstractVar[ContactLaw]  # its ``stiffness`` is used only when ``hertz`` is False
+    effective_modulus: AbstractVar[Float[Array, ""]]  # E* (Pa), used when ``hertz`` is True
+    stiffness_factor: AbstractVar[Float[Array, ""]]
+    hertz: AbstractVar[bool]
+
+    @property
+    @abc.abstractmethod
+    def outer_radius(self) -> Float[Array, ""]:
+        """``R`` (m): the bearing's (socket's) radius."""
+
+    def stiffness(self) -> Float[Array, ""]:
+        """Contact stiffness K (N/m^n)."""
+        base = hertz_pin_stiffness(self.effective_modulus, self.outer_radius, self.clearance) if self.hertz else (
+            self.contact.stiffness)
+        return self.stiffness_factor * base
+
+    def contact_law(self) -> ContactLaw:
+        """The contact law with its stiffness resolved."""
+        return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness())
+
+
+class ClearanceJoint(AbstractRoundClearance):
     """Revolute clearance joint: a journal on ``journal_body`` inside a bearing on
     ``bearing_body``, coupled only by contact forces.
 
@@ -78,30 +111,17 @@ class ClearanceJoint(eqx.Module):
     # the bushing's wear depth over the angle (model/geometry/worn.py); None: a new bushing
     wear: WornBore | None = None
 
-    @property
-    def bodies(self) -> tuple[int, int]:
-        """``(journal body, bearing body)``."""
-        return self.journal_body, self.bearing_body
-
-    def stiffness(self) -> Float[Array, ""]:
-        """Contact stiffness K (N/m^n)."""
-        if self.hertz:
-            base = hertz_pin_stiffness(self.effective_modulus, self.bearing_radius, self.clearance)
-        else:
-            base = self.contact.stiffness
-        return self.stiffness_factor * base
-
-    def contact_law(self) -> ContactLaw:
-        """The contact law with its stiffness resolved."""
-        return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness())
+    bodies = property(lambda self: (self.journal_body, self.bearing_body), doc="``(journal body, bearing body)``")
+    outer_radius = property(lambda self: self.bearing_radius)
 
 
 class Driver(eqx.Module):
-    """Drive on revolute joint ``joint`` (index into ``Mechanism.revolute_joints``).
+    """Drive on revolute joint ``joint`` (an index into ``Mechanism.revolute_joints``, or
+    into ``SpatialMechanism.joints``).
 
     ``kind = "constant_speed"``: rheonomic constraint ``theta_j - theta_i = angle + speed t``;
     its multiplier gives the driving torque. ``kind = "constant_torque"``: torque (N m) on
-    body ``j`` and its reaction on body ``i``.
+    body ``j`` about the joint's axis and its reaction on body ``i``.
     """
 
     joint: int = eqx.field(static=True)

@@ -14,11 +14,9 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..window import MetricsWindow
 from . import dynamics, forces
 from .constraints import constraint_jacobian, constraint_rate, velocity_rhs
 from .constraints import constraints as constraint_values
@@ -27,7 +25,7 @@ from .flexible import deformation_rate_rows
 from .forces import contact_normal_rates
 from .absolute import AbstractAbsoluteMechanism
 from .dynamics import State
-from .flexible import BeamChain, PointLoad
+from .flexible import PointLoad
 from .joints import GROUND as GROUND  # re-exported
 from .joints import ClearanceJoint, Driver, FixedJoint, PrismaticJoint, RevoluteJoint
 
@@ -50,26 +48,7 @@ class Mechanism(AbstractAbsoluteMechanism):
     fixed_joints: tuple[FixedJoint, ...]
     clearance_joints: tuple[ClearanceJoint, ...]
     drivers: tuple[Driver, ...]
-    baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
-    baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
-    # "from_drivers": the velocities closest to ``initial_velocity_targets`` (zero when None)
-    # that satisfy the ideal joints, drivers and rigid flexible bodies; "zero": at rest
-    initial_velocities: str = eqx.field(static=True, default="from_drivers")
-    initial_velocity_targets: Float[Array, " coords"] | None = None  # (vx, vy, omega) per body (m/s, rad/s)
-    # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
-    initial_clearance: str = eqx.field(static=True, default="configured")
-    # "undeformed": flexible bodies start straight; "static": in their static deflected shape
-    initial_deformation: str = eqx.field(static=True, default="undeformed")
-    body_names: tuple[str, ...] = eqx.field(static=True, default=())
-    clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
-    driver_names: tuple[str, ...] = eqx.field(static=True, default=())
-    # the ideal joints' names in constraint order: revolute, then prismatic, then fixed joints
-    joint_names: tuple[str, ...] = eqx.field(static=True, default=())
-    # Flexible bodies (chains of rigid segments, model/mechanics/flexible.py) and point loads.
-    beam_chains: tuple[BeamChain, ...] = ()
-    loads: tuple[PointLoad, ...] = ()
-    # the metrics count t >= metrics_window.start(drivers) (s); model/window.py
-    metrics_window: MetricsWindow = eqx.field(default_factory=MetricsWindow)
+    loads: tuple[PointLoad, ...] = ()  # point loads (model/mechanics/flexible.py)
 
     def idealised(self, with_offsets: bool = False) -> Mechanism:
         """The same mechanism with every clearance joint replaced by an ideal revolute
@@ -128,13 +107,10 @@ class Mechanism(AbstractAbsoluteMechanism):
     def retract(self, positions, step):
         return positions + step
 
-    # the kernels written as functions of (mechanism, ...): constraints.py, dynamics.py, forces.py
-    constraint_values = constraint_values
-    constraint_rate = constraint_rate
-    constraint_jacobian = constraint_jacobian
-    velocity_rhs = velocity_rhs
-    constraint_correction = constraint_correction
-    project_positions = project_positions
-    static_shape = static_shape
+    # the kernels that are functions of (mechanism, ...) already; constraints.py:
+    constraint_values, constraint_rate = constraint_values, constraint_rate
+    constraint_jacobian, velocity_rhs = constraint_jacobian, velocity_rhs
+    # dynamics.py, forces.py, flexible.py (the deformation rates of one chain):
+    constraint_correction, project_positions, static_shape = constraint_correction, project_positions, static_shape
     contact_normal_rates = contact_normal_rates
     deformation_rate_rows = staticmethod(deformation_rate_rows)

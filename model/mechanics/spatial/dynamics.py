@@ -24,7 +24,7 @@ from jaxtyping import Array, Bool, Float
 from ...contact.memory import impact_memory_rate
 from ...geometry.quaternion import axis_angle_quaternion, quaternion_product, rotate_by_vector, rotation_matrix
 from ...geometry.vectors import dot, times_transpose
-from ..absolute import driver_torques
+from ..absolute import Evaluation, driver_torques
 from ..linalg import inverse_3x3, spd_solve
 from .constraints import (ROWS, acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
                           driver_rows, frames, jacobian_row_groups, point_position, position_rate)
@@ -33,7 +33,7 @@ from ...geometry.cylindrical import slice_kinematics
 from ..start import (SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, UNLOADED_REACTION, seated_eccentricity,
                      solve_static)
 from .beams import beam_forces
-from .forces import SpatialContactState, applied_forces, contact_forces, contact_normal_accelerations
+from .forces import applied_forces, contact_forces, contact_normal_accelerations
 from .joints import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint
 
 if TYPE_CHECKING:
@@ -48,14 +48,6 @@ class SpatialState(NamedTuple):
     v: Float[Array, " velocities"]
     impact_memory: Float[Array, " memory"]
     driver_work: Float[Array, ""]
-
-
-class SpatialEvaluation(NamedTuple):
-    vdot: Float[Array, " velocities"]
-    multipliers: Float[Array, " m"]
-    contact: SpatialContactState
-    driver_torques: Float[Array, " drivers"]
-    constraint_violation: Float[Array, ""]
 
 
 def world_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
@@ -159,7 +151,7 @@ def _block_pattern(groups, shared) -> tuple[tuple[bool, ...], ...]:
                  for g, group in enumerate(groups) for _ in group.rows)
 
 
-def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEvaluation:
+def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> Evaluation:
     x, v = state.x, state.v
     contact_generalised, contact = contact_forces(mechanism, x, v, state.impact_memory)
     inverse_inertias = world_inverse_inertias(mechanism, x)
@@ -174,7 +166,7 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEval
         vdot = _inverse_mass_apply(mechanism, inverse_inertias, applied)
         multipliers, violation = jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype)
     torques = driver_torques(mechanism.drivers, driver_rows(mechanism), multipliers, mechanism.kept_rows)
-    return SpatialEvaluation(vdot, multipliers, contact, torques, violation)
+    return Evaluation(vdot, multipliers, contact, torques, violation)
 
 
 def joint_reactions(mechanism: SpatialMechanism, t, x, multipliers: Float[Array, " m"]) -> Float[Array, "joints 6"]:
@@ -208,12 +200,12 @@ def joint_reactions(mechanism: SpatialMechanism, t, x, multipliers: Float[Array,
 def vector_field(t, state: SpatialState, mechanism: SpatialMechanism) -> SpatialState:
     out = evaluate(mechanism, t, state)
     x_rate = position_rate(mechanism, state.x, state.v)
-    normal_acceleration = contact_normal_accelerations(mechanism, state.x, state.v, out.vdot)
+    normal_acceleration = contact_normal_accelerations(mechanism, state.x, state.v, out.acceleration)
     memory_rate = impact_memory_rate(out.contact.slice_penetration, out.contact.slice_normal_rate,
                                      normal_acceleration, state.impact_memory)
     power = sum((out.driver_torques[i] * _relative_axis_rate(mechanism, state.x, state.v, mechanism.joints[d.joint])
                  for i, d in enumerate(mechanism.drivers)), start=jnp.zeros((), state.x.dtype))
-    return SpatialState(x_rate, out.vdot, memory_rate, power)
+    return SpatialState(x_rate, out.acceleration, memory_rate, power)
 
 
 def retract_small(x, correction, num_bodies: int):

@@ -12,9 +12,11 @@ from jaxtyping import Array, Float
 
 from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
-from ...contact.stiffness import hertz_pin_stiffness, palmgren_stiffness
+from ...contact.stiffness import palmgren_stiffness
 from ...geometry.quaternion import rotate_by_vector
 from ...lubrication import Lubrication
+from ..joints import AbstractRoundClearance
+from ..joints import Driver as SpatialDriver  # noqa: F401 (one driver for both engines)
 
 GROUND = -1
 POSITION_SIZE = 7
@@ -102,7 +104,7 @@ class CylindricalClearanceJoint(eqx.Module):
         return -0.5 * self.length + (k + 0.5) * self.length / self.slices
 
 
-class SphericalClearanceJoint(eqx.Module):
+class SphericalClearanceJoint(AbstractRoundClearance):
     """Ball on ``ball_body`` in a socket on ``socket_body``: point contact (Flores et al. 2006)."""
 
     ball_body: int = eqx.field(static=True)
@@ -119,27 +121,8 @@ class SphericalClearanceJoint(eqx.Module):
     hertz: bool = eqx.field(static=True, default=False)
     effective_modulus: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(0.0))
 
-    @property
-    def bodies(self) -> tuple[int, int]:
-        """``(ball body, socket body)``."""
-        return self.ball_body, self.socket_body
-
-    def stiffness(self) -> Float[Array, ""]:
-        """Contact stiffness K (N/m^n), times ``stiffness_factor``. With ``hertz``, the Hertz
-        stiffness of the ball (radius ``R_s - c``) in the socket ``R_s``: ``K = 4/3 E*
-        sqrt(R)``, ``R = R_s (R_s - c) / c`` (Hertz 1882; Johnson, *Contact Mechanics*, 1985,
-        §4.2, the concave radius negative; Flores et al. 2006), the equivalent radius of
-        :func:`~model.contact.stiffness.hertz_pin_stiffness`, recomputed from the current
-        radius and clearance."""
-        if self.hertz:
-            base = hertz_pin_stiffness(self.effective_modulus, self.socket_radius, self.clearance)
-        else:
-            base = self.contact.stiffness
-        return self.stiffness_factor * base
-
-    def contact_law(self) -> ContactLaw:
-        """The contact law with its stiffness resolved."""
-        return eqx.tree_at(lambda law: law.stiffness, self.contact, self.stiffness())
+    bodies = property(lambda self: (self.ball_body, self.socket_body), doc="``(ball body, socket body)``")
+    outer_radius = property(lambda self: self.socket_radius)
 
 
 class Load(eqx.Module):
@@ -151,15 +134,3 @@ class Load(eqx.Module):
     point: Float[Array, "3"]
     value: Float[Array, "3"]
     enabled: Float[Array, ""]
-
-
-class SpatialDriver(eqx.Module):
-    """Drive on the revolute joint ``joint`` (index into ``SpatialMechanism.joints``):
-    ``constant_speed`` (angle ``angle + speed t``; the multiplier is the torque) or
-    ``constant_torque`` (``torque`` on body ``j`` about the axis, reaction on ``i``)."""
-
-    joint: int = eqx.field(static=True)
-    kind: str = eqx.field(static=True)
-    speed: Float[Array, ""]
-    torque: Float[Array, ""]
-    angle: Float[Array, ""]

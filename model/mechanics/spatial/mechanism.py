@@ -15,9 +15,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ...window import MetricsWindow
 from ..absolute import AbstractAbsoluteMechanism
-from ..flexible import BeamChain
 from . import dynamics, forces
 from .beams import deformation_rate_rows
 from .constraints import all_constraints, constraint_jacobian, constraint_rate, velocity_rhs
@@ -48,30 +46,12 @@ class SpatialMechanism(AbstractAbsoluteMechanism):
     spherical_joints: tuple[SphericalClearanceJoint, ...]
     loads: tuple[Load, ...]
     drivers: tuple[SpatialDriver, ...]
-    baumgarte_alpha: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
-    baumgarte_beta: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(5.0))
     quaternion_restoring_rate: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(10.0))
-    # flexible bodies: chains of rigid segments joined by beam elements (spatial/beams.py)
-    beam_chains: tuple[BeamChain, ...] = ()
-    # "from_drivers": the velocities closest to ``initial_velocity_targets`` (zero when None)
-    # that satisfy the ideal joints, drivers and rigid flexible bodies; "zero": at rest
-    initial_velocities: str = eqx.field(static=True, default="from_drivers")
-    initial_velocity_targets: Float[Array, " velocities"] | None = None  # (v, w) per body, ground frame (m/s, rad/s)
-    # "configured": journals at ``initial_eccentricity``; "static": seated under the initial loads
-    initial_clearance: str = eqx.field(static=True, default="configured")
-    # "undeformed": flexible bodies straight; "static": in their static deflected shape at t = 0
-    initial_deformation: str = eqx.field(static=True, default="undeformed")
-    body_names: tuple[str, ...] = eqx.field(static=True, default=())
-    joint_names: tuple[str, ...] = eqx.field(static=True, default=())
-    clearance_names: tuple[str, ...] = eqx.field(static=True, default=())
-    driver_names: tuple[str, ...] = eqx.field(static=True, default=())
     # rows of the constraint vector kept (None: all); set by ``without_redundant_rows``
     kept_rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
     # the rows the ideal twin keeps (its clearance joints made ideal often close a loop
     # redundantly); set at build time, used by ``idealised``
     ideal_kept_rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
-    # the metrics count t >= metrics_window.start(drivers) (s); model/window.py
-    metrics_window: MetricsWindow = eqx.field(default_factory=MetricsWindow)
 
     @property
     def memory_size(self) -> int:
@@ -124,15 +104,12 @@ class SpatialMechanism(AbstractAbsoluteMechanism):
     def retract(self, positions, step):
         return dynamics.retract_small(positions, step, self.num_bodies)
 
-    # the kernels written as functions of (mechanism, ...): constraints.py, dynamics.py, forces.py
-    constraint_values = all_constraints
-    constraint_rate = constraint_rate
-    constraint_jacobian = constraint_jacobian
-    velocity_rhs = velocity_rhs
-    constraint_correction = constraint_correction
-    project_positions = project_positions
-    static_shape = static_shape
-    contact_normal_rates = contact_normal_rates
-    deformation_rate_rows = staticmethod(deformation_rate_rows)
-    # each cylindrical joint's CylinderSeat with the seated mechanism
+    # the kernels that are functions of (mechanism, ...) already; spatial/constraints.py:
+    constraint_values, constraint_rate = all_constraints, constraint_rate
+    constraint_jacobian, velocity_rhs = constraint_jacobian, velocity_rhs
+    # spatial/dynamics.py (the seat reports each cylindrical joint's CylinderSeat), forces.py:
+    constraint_correction, project_positions, static_shape = constraint_correction, project_positions, static_shape
     seat = seated_with_seats
+    contact_normal_rates = contact_normal_rates
+    # spatial/beams.py: the deformation rates of one chain
+    deformation_rate_rows = staticmethod(deformation_rate_rows)
