@@ -2,13 +2,15 @@
 
 Both describe every body by absolute coordinates constrained by ideal-joint rows
 (Nikravesh 1988), carry the state ``[positions, velocities, impact memory, driver work]``
-and start the same way (Flores et al. 2008; docs/initial.md): clearance joints held ideal
+and start the same way (docs/initial.md): clearance joints held ideal
 at their initial eccentricity, positions projected onto those joints, velocities the
 closest to the requested ones that the joints, the drivers and the rigid-body motion of
 flexible bodies allow. :class:`AbstractAbsoluteMechanism` holds that logic over a few
-per-dimension kernels (the constraint Jacobian and velocity right-hand side, the
-projection of positions, the quasi-static seat, the static shape of flexible bodies, the
-contact slots' normal rates); each engine writes only those kernels.
+per-dimension kernels (the constraint rows, their Jacobian and the least-norm correction
+onto them, the projection of positions, the quasi-static seat, the static shape of
+flexible bodies, the contact slots' normal rates); each engine writes only those kernels.
+The projection of a step onto the joints (:meth:`AbstractAbsoluteMechanism.project_state`)
+is shared the same way.
 """
 
 import abc
@@ -16,9 +18,9 @@ import dataclasses
 from typing import Any, ClassVar, NamedTuple
 
 import equinox as eqx
-from equinox import AbstractVar
 import jax
 import jax.numpy as jnp
+from equinox import AbstractVar
 from jaxtyping import Array, Float, PyTree
 
 from ..window import MetricsWindow
@@ -38,7 +40,8 @@ def flatten_state(state: PyTree) -> Float[Array, "... n"]:
 class Evaluation(NamedTuple):
     """One evaluation of an absolute engine's equations of motion at one state."""
 
-    acceleration: Float[Array, " velocities"]  # the velocities' rate: planar qdd, spatial [rddot, omegadot] per body
+    # the velocities' rate: planar qdd, spatial [rddot, omegadot] per body (m/s^2, rad/s^2)
+    acceleration: Float[Array, " velocities"]
     multipliers: Float[Array, " m"]  # the constraint rows' (Baumgarte's stabilising terms included)
     contact: Any  # the engine's contact state: ContactState, SpatialContactState
     driver_torques: Float[Array, " drivers"]  # N m
