@@ -454,9 +454,7 @@ def stability_margins(eigenvalues: np.ndarray, steps: np.ndarray) -> np.ndarray:
 
 def in_contact(mechanism, ys: np.ndarray) -> np.ndarray:
     """Steps that start with any clearance joint penetrated."""
-    joints = len(mechanism.clearance_joints)
-    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, model.mechanics.dynamics.undynamics.flatten_state(y, joints)).contact)(
-        jnp.asarray(ys[:-1]))
+    contact = jax.vmap(lambda y: model.evaluate(mechanism, 0.0, mechanism.unflatten(y)).contact)(jnp.asarray(ys[:-1]))
     return np.asarray(contact.penetration > 0).any(axis=1)
 
 

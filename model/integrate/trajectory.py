@@ -122,7 +122,7 @@ def _spatial_trajectory(mechanism: SpatialMechanism, t, states: SpatialState, st
     out = jax.vmap(lambda t_, y_: evaluate_spatial(mechanism, t_, y_))(t, states)
     c = out.contact
     return SpatialTrajectory(
-        t, states.x, states.v, out.vdot, states.impact_memory, states.driver_work, c.eccentricity, c.tilt,
+        t, states.x, states.v, out.acceleration, states.impact_memory, states.driver_work, c.eccentricity, c.tilt,
         c.penetration, c.normal_force, c.normal_force_a, c.normal_force_b, c.tangential_force, c.slip_velocity,
         c.slice_penetration, c.slice_normal_force, out.driver_torques, out.constraint_violation,
         jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result), peaks,
@@ -145,7 +145,7 @@ def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rej
         t=t,
         q=states.q,
         qd=states.qd,
-        qdd=outputs.qdd,
+        qdd=outputs.acceleration,
         impact_memory=states.impact_memory,
         driver_work=states.driver_work,
         eccentricity=outputs.contact.eccentricity,

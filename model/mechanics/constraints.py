@@ -5,13 +5,20 @@ right-hand side and the acceleration right-hand side ``gamma`` come from JAX aut
 (forward mode), so adding a joint type means adding one function.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..geometry.planar import perp, rotate
 from ..geometry.vectors import dot
-from .mechanism import GROUND, FixedJoint, Mechanism, PrismaticJoint, RevoluteJoint
+from .joints import GROUND, FixedJoint, PrismaticJoint, RevoluteJoint
+
+if TYPE_CHECKING:
+    from .mechanism import Mechanism
 
 
 def body_pose(q: Float[Array, " coords"], body: int) -> tuple[Float[Array, "2"], Float[Array, ""]]:

@@ -5,7 +5,9 @@ contributes ``[f_x, f_y, (P - r) x f]`` to that body's generalised force (moment
 the centre of mass).
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -15,18 +17,21 @@ from ..contact.normal import normal_force
 from ..contact.friction import friction_force
 from ..geometry.planar import ContactKinematics, clearance_kinematics, cross2, perp, rotate, safe_normal
 from .flexible import chain_generalised_forces, chain_strain_energy, load_generalised_force
-from .mechanism import GROUND, ClearanceJoint, Mechanism
+from .joints import GROUND, ClearanceJoint
+
+if TYPE_CHECKING:
+    from .mechanism import Mechanism
 
 
 class ContactState(NamedTuple):
-    """Per clearance joint, stacked along the last axis (SI units)."""
+    """Per clearance joint, stacked along the last axis."""
 
-    eccentricity: Float[Array, "joints 2"]
-    penetration: Float[Array, " joints"]
-    normal_rate: Float[Array, " joints"]
-    slip_velocity: Float[Array, " joints"]
-    normal_force: Float[Array, " joints"]
-    tangential_force: Float[Array, " joints"]
+    eccentricity: Float[Array, "joints 2"]  # journal centre minus bearing centre, ground frame (m)
+    penetration: Float[Array, " joints"]  # |e| - c (m), > 0 in contact
+    normal_rate: Float[Array, " joints"]  # d penetration / dt (m/s)
+    slip_velocity: Float[Array, " joints"]  # tangential relative velocity at the contact (m/s)
+    normal_force: Float[Array, " joints"]  # the normal load: dry contact and, lubricated, the film (N)
+    tangential_force: Float[Array, " joints"]  # friction and, lubricated, the film (N)
 
 
 def point_velocity(q, qd, body: int, local_point) -> Float[Array, "2"]:
@@ -65,6 +70,32 @@ def normal_accelerations(mechanism: Mechanism, q, qd, qdd) -> Float[Array, " joi
         turning = jnp.where(centred, 0.0, (jnp.dot(rate, rate) - normal_rate**2) / jnp.where(centred, 1.0, distance))
         rows.append(jnp.dot(acceleration, normal) + turning)
     return jnp.stack(rows) if rows else jnp.zeros((0,), q.dtype)
+
+
+def contact_normal_rates(mechanism: Mechanism, q, qd) -> Float[Array, " joints"]:
+    """Normal rate ``delta_dot`` (m/s) of every clearance joint."""
+    rates = [joint_kinematics(joint, q, qd).normal_rate for joint in mechanism.clearance_joints]
+    return jnp.stack(rates) if rates else jnp.zeros((0,), q.dtype)
+
+
+def contact_kinematics(mechanism: Mechanism, q, qd) -> Float[Array, "2 joints"]:
+    """``[penetration (m), normal rate (m/s)]`` per clearance joint, without the forces:
+    what the free-flight step bound reads."""
+    rows = [joint_kinematics(joint, q, qd) for joint in mechanism.clearance_joints]
+    if not rows:
+        return jnp.zeros((2, 0), q.dtype)
+    return jnp.stack([jnp.stack([k.penetration for k in rows]), jnp.stack([k.normal_rate for k in rows])])
+
+
+def contact_values(mechanism: Mechanism, q, qd, impact_memory) -> Float[Array, "3 joints"]:
+    """``[penetration (m), normal rate (m/s), normal force (N)]`` per clearance joint
+    (:func:`joint_forces`)."""
+    rows = []
+    for index, joint in enumerate(mechanism.clearance_joints):
+        kinematics = joint_kinematics(joint, q, qd)
+        force, _ = joint_forces(joint, q, qd, kinematics, impact_memory[index])
+        rows.append(jnp.stack([kinematics.penetration, kinematics.normal_rate, force]))
+    return jnp.stack(rows, axis=1) if rows else jnp.zeros((3, 0), q.dtype)
 
 
 def body_omega(qd, body: int) -> Float[Array, ""]:

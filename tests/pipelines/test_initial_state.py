@@ -196,7 +196,7 @@ def test_a_static_start_seats_the_planar_journal_under_the_weight():
     np.testing.assert_allclose(float(out.contact.normal_force[0]), weight, rtol=1e-9)
     penetration = (weight / float(joint.stiffness())) ** (1 / 1.5)
     np.testing.assert_allclose(np.asarray(out.contact.eccentricity[0]), [0.0, -(1e-4 + penetration)], atol=1e-15)
-    np.testing.assert_allclose(np.asarray(out.qdd), 0.0, atol=1e-9 * GRAVITY)
+    np.testing.assert_allclose(np.asarray(out.acceleration), 0.0, atol=1e-9 * GRAVITY)
 
 
 def test_a_static_start_seats_the_spherical_joint_under_the_weight():
@@ -207,7 +207,7 @@ def test_a_static_start_seats_the_spherical_joint_under_the_weight():
     mechanism = _build(raw)
     state, out = _start(mechanism)
     np.testing.assert_allclose(float(out.contact.normal_force[0]), GRAVITY, rtol=1e-9)
-    np.testing.assert_allclose(np.asarray(out.vdot), 0.0, atol=1e-9 * GRAVITY)
+    np.testing.assert_allclose(np.asarray(out.acceleration), 0.0, atol=1e-9 * GRAVITY)
 
 
 def _with_initial(tmp_path: Path, config: str, initial: str) -> Path:
@@ -298,8 +298,8 @@ def test_a_static_start_tilts_the_journal_under_an_offset_load(tmp_path):
     mechanism = build_mechanism(load_mechanism(_offset_pin(tmp_path, "-10 mm")))
     out = _at_rest(mechanism, spatial_start(mechanism)[0])
     mass, inertia, load, length = 0.0986, 1.561e-5, 1000.0, 0.040
-    assert np.max(np.abs(np.asarray(out.vdot[:3]))) < 1e-6 * load / mass
-    assert np.max(np.abs(np.asarray(out.vdot[3:]))) < 1e-6 * load * length / 4 / inertia
+    assert np.max(np.abs(np.asarray(out.acceleration[:3]))) < 1e-6 * load / mass
+    assert np.max(np.abs(np.asarray(out.acceleration[3:]))) < 1e-6 * load * length / 4 / inertia
     assert float(out.contact.tilt[0]) > 1e-5
     # statics of the end forces: F_a + F_b = F + m g, (l/2)(F_a - F_b) = F l/4
     weight = mass * GRAVITY

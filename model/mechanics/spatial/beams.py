@@ -18,6 +18,10 @@ segments, the positions moved by ``dr`` and the quaternions turned by ``dtheta``
 order is all the derivative needs).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,7 +29,10 @@ from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_product, rotation_matrix
 from ..flexible import BeamChain, node_offsets
-from .mechanism import POSITION_SIZE, VELOCITY_SIZE, SpatialMechanism
+from .joints import POSITION_SIZE, VELOCITY_SIZE
+
+if TYPE_CHECKING:
+    from .mechanism import SpatialMechanism
 
 _CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])  # NumPy: a JAX array here would start JAX's backend at import
 

@@ -13,7 +13,9 @@ differentiation: the Jacobian along the bodies' twists, the rates along the exac
 of the quaternions.
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -22,8 +24,11 @@ from jaxtyping import Array, Float
 
 from ...geometry.quaternion import quaternion_rate, rotation_matrix
 from ...geometry.vectors import dot, matmul
-from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint, SpatialMechanism
+from .joints import GROUND, POSITION_SIZE, VELOCITY_SIZE, SpatialJoint
 from ..constraints import speed_driver_rows
+
+if TYPE_CHECKING:
+    from .mechanism import SpatialMechanism
 
 ROWS = {"revolute": 5, "spherical": 3, "cylindrical": 4, "prismatic": 5, "fixed": 6}
 _IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])  # NumPy: a JAX array here would start JAX's backend at import

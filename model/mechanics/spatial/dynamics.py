@@ -10,8 +10,10 @@ The impact memory's normal accelerations are written out
 (:func:`~.forces.contact_normal_accelerations`).
 """
 
+from __future__ import annotations
+
 import dataclasses
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import equinox as eqx
 import jax
@@ -20,20 +22,22 @@ import optimistix as optx
 from jaxtyping import Array, Bool, Float
 
 from ...contact.memory import impact_memory_rate
-from ...geometry.quaternion import quaternion_product, rotate_by_vector, rotation_matrix
+from ...geometry.quaternion import axis_angle_quaternion, quaternion_product, rotate_by_vector, rotation_matrix
 from ...geometry.vectors import dot, times_transpose
-from ..dynamics import spd_solve
-from .constraints import (ROWS, acceleration_rhs, all_constraints, frames, body_pose, body_twist, constraint_jacobian,
-                          jacobian_row_groups,
-                          constraint_rate, driver_rows, point_position, position_rate, velocity_rhs)
+from ..absolute import Evaluation, driver_torques
+from ..linalg import inverse_3x3, spd_solve
+from .constraints import (ROWS, acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
+                          driver_rows, frames, jacobian_row_groups, point_position, position_rate)
 from ...contact.normal import normal_force
 from ...geometry.cylindrical import slice_kinematics
-from ..start import (SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, UNLOADED_REACTION, project_velocities,
-                     seated_eccentricity, solve_static)
-from .beams import beam_forces, deformation_rate_rows
-from .forces import (SpatialContactState, applied_forces, contact_forces, contact_normal_accelerations,
-                     contact_normal_rates)
-from .mechanism import GROUND, POSITION_SIZE, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism
+from ..start import (SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, UNLOADED_REACTION, seated_eccentricity,
+                     solve_static)
+from .beams import beam_forces
+from .forces import applied_forces, contact_forces, contact_normal_accelerations
+from .joints import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint
+
+if TYPE_CHECKING:
+    from .mechanism import SpatialMechanism
 
 
 class SpatialState(NamedTuple):
@@ -46,27 +50,10 @@ class SpatialState(NamedTuple):
     driver_work: Float[Array, ""]
 
 
-class SpatialEvaluation(NamedTuple):
-    vdot: Float[Array, " velocities"]
-    multipliers: Float[Array, " m"]
-    contact: SpatialContactState
-    driver_torques: Float[Array, " drivers"]
-    constraint_violation: Float[Array, ""]
-
-
 def world_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
     """``R J R^T`` per body."""
     rotations = frames(mechanism, x).rotations
     return times_transpose(times_transpose(rotations, mechanism.inertias), rotations)
-
-
-def inverse_3x3(matrices: Float[Array, "... 3 3"]) -> Float[Array, "... 3 3"]:
-    """Inverse of invertible 3 x 3 matrices by the adjugate (cofactors over the determinant):
-    a few multiplications, where ``jnp.linalg.inv`` calls an LU factorisation per matrix."""
-    rows = [matrices[..., i, :] for i in range(3)]
-    adjugate_columns = [jnp.cross(rows[1], rows[2]), jnp.cross(rows[2], rows[0]), jnp.cross(rows[0], rows[1])]
-    determinant = jnp.sum(rows[0] * adjugate_columns[0], axis=-1)
-    return jnp.stack(adjugate_columns, axis=-1) / determinant[..., None, None]
 
 
 def world_inverse_inertias(mechanism: SpatialMechanism, x) -> Float[Array, "bodies 3 3"]:
@@ -164,7 +151,7 @@ def _block_pattern(groups, shared) -> tuple[tuple[bool, ...], ...]:
                  for g, group in enumerate(groups) for _ in group.rows)
 
 
-def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEvaluation:
+def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> Evaluation:
     x, v = state.x, state.v
     contact_generalised, contact = contact_forces(mechanism, x, v, state.impact_memory)
     inverse_inertias = world_inverse_inertias(mechanism, x)
@@ -178,16 +165,8 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> SpatialEval
     else:
         vdot = _inverse_mass_apply(mechanism, inverse_inertias, applied)
         multipliers, violation = jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype)
-    rows = driver_rows(mechanism)
-    torques = []
-    for index, driver in enumerate(mechanism.drivers):
-        if driver.kind == "constant_speed":
-            row = rows[index] if mechanism.kept_rows is None else mechanism.kept_rows.index(rows[index])
-            torques.append(-multipliers[row])
-        else:
-            torques.append(driver.torque)
-    driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
-    return SpatialEvaluation(vdot, multipliers, contact, driver_torques, violation)
+    torques = driver_torques(mechanism.drivers, driver_rows(mechanism), multipliers, mechanism.kept_rows)
+    return Evaluation(vdot, multipliers, contact, torques, violation)
 
 
 def joint_reactions(mechanism: SpatialMechanism, t, x, multipliers: Float[Array, " m"]) -> Float[Array, "joints 6"]:
@@ -221,34 +200,20 @@ def joint_reactions(mechanism: SpatialMechanism, t, x, multipliers: Float[Array,
 def vector_field(t, state: SpatialState, mechanism: SpatialMechanism) -> SpatialState:
     out = evaluate(mechanism, t, state)
     x_rate = position_rate(mechanism, state.x, state.v)
-    normal_acceleration = contact_normal_accelerations(mechanism, state.x, state.v, out.vdot)
+    normal_acceleration = contact_normal_accelerations(mechanism, state.x, state.v, out.acceleration)
     memory_rate = impact_memory_rate(out.contact.slice_penetration, out.contact.slice_normal_rate,
                                      normal_acceleration, state.impact_memory)
     power = sum((out.driver_torques[i] * _relative_axis_rate(mechanism, state.x, state.v, mechanism.joints[d.joint])
                  for i, d in enumerate(mechanism.drivers)), start=jnp.zeros((), state.x.dtype))
-    return SpatialState(x_rate, out.vdot, memory_rate, power)
+    return SpatialState(x_rate, out.acceleration, memory_rate, power)
 
 
-def flatten_state(state: SpatialState) -> Float[Array, "... n"]:
-    return jnp.concatenate([state.x, state.v, state.impact_memory, state.driver_work[..., None]], axis=-1)
-
-
-def unflatten_state(flat, num_bodies: int, memory_size: int) -> SpatialState:
-    coords, velocities = POSITION_SIZE * num_bodies, VELOCITY_SIZE * num_bodies
-    return SpatialState(flat[..., :coords], flat[..., coords : coords + velocities],
-                        flat[..., coords + velocities : coords + velocities + memory_size], flat[..., -1])
-
-
-def flat_vector_field(t, flat, mechanism: SpatialMechanism):
-    state = unflatten_state(flat, mechanism.num_bodies, mechanism.memory_size)
-    return flatten_state(vector_field(t, state, mechanism))
-
-
-def _retract_small(x, correction, num_bodies):
+def retract_small(x, correction, num_bodies: int):
     """``x`` moved by a small velocity-space correction ``[dr, dtheta]`` per body: ``r + dr``
     and the quaternion turned by ``dtheta`` to first order, ``p + (0, dtheta) p / 2``,
     renormalised (second-order terms in ``|dtheta|`` dropped: the corrections of
-    :func:`project_state` are of the order of the constraint violation)."""
+    :meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.project_state` are of the
+    order of the constraint violation)."""
     parts = []
     for body in range(num_bodies):
         position, quaternion = body_pose(x, body)
@@ -258,42 +223,23 @@ def _retract_small(x, correction, num_bodies):
     return jnp.concatenate(parts)
 
 
-def project_state(mechanism: SpatialMechanism, t, state: SpatialState, iterations: int = 1) -> SpatialState:
-    """``state`` moved back onto the constraints: positions by ``iterations`` Gauss-Newton
-    steps on ``Phi(x, t) = 0``, then velocities onto ``Phi_v v + Phi_t = 0`` by one linear
-    projection, both of least kinetic-energy norm (the metric of the mass matrix; Bayo &
-    Ledesma 1996, Blajer 2002): ``dv = -M^-1 Phi_v^T (Phi_v M^-1 Phi_v^T)^-1 r`` for a
-    residual ``r``, formed by :func:`constrained_accelerations` with no applied force and
-    ``gamma = -r``. A position correction is a twist-space step applied by
-    :func:`_retract_small`. The Jacobian and inertias are taken once, at the given
-    positions (a simplified Gauss-Newton iteration). Impact memory and driver work are kept;
-    the quaternions come back normalised. Pure JAX, differentiable."""
-    x, v = state.x, state.v
+def constraint_correction(mechanism: SpatialMechanism, x, t):
+    """``r -> -M^-1 Phi_v^T (Phi_v M^-1 Phi_v^T)^-1 r``: the twist-space step of least
+    kinetic-energy norm that removes a constraint residual ``r`` to first order (Bayo &
+    Ledesma 1996, Blajer 2002), formed by :func:`constrained_accelerations` with no applied
+    force and ``gamma = -r``, the Jacobian and inertias taken at ``x``; ``None`` without
+    constraint rows. A position step is applied by :func:`retract_small`."""
     groups = jacobian_row_groups(mechanism, x, t)
     if not groups:
-        return state
+        return None
     inverse_inertias = world_inverse_inertias(mechanism, x)
-    zero = jnp.zeros_like(v)
-
-    def correction(residual):
-        return constrained_accelerations(mechanism, groups, inverse_inertias, zero, -residual)[0]
-
-    for _ in range(iterations):
-        x = _retract_small(x, correction(all_constraints(mechanism, x, t)), mechanism.num_bodies)
-    v = v + correction(constraint_rate(mechanism, x, v, t))
-    return SpatialState(x, v, state.impact_memory, state.driver_work)
-
-
-def flat_projection(t, flat, mechanism: SpatialMechanism, iterations: int = 1):
-    """:func:`project_state` on :func:`flatten_state` vectors."""
-    state = unflatten_state(flat, mechanism.num_bodies, mechanism.memory_size)
-    return flatten_state(project_state(mechanism, t, state, iterations))
+    zero = jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype)
+    return lambda residual: constrained_accelerations(mechanism, groups, inverse_inertias, zero, -residual)[0]
 
 
 def _retract(x, correction, num_bodies):
     """Apply a velocity-space correction ``[dr, dtheta]`` to ``x`` exactly (rotation by
     ``dtheta``, renormalised)."""
-    from ...geometry.quaternion import axis_angle_quaternion, quaternion_product
     parts = []
     for body in range(num_bodies):
         position, quaternion = body_pose(x, body)
@@ -319,28 +265,6 @@ def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 1
         return _retract(x, correction, mechanism.num_bodies), None
 
     return jax.lax.scan(newton_step, x, None, length=iterations)[0]
-
-
-def start_velocities(pinned: SpatialMechanism, x0, t0) -> Float[Array, " velocities"]:
-    """Velocities ``[rdot, omega]`` at ``t0`` of ``pinned`` (clearance joints held ideal), as
-    in the planar engine (:func:`model.mechanics.dynamics.start_velocities`): the velocities
-    closest to ``initial_velocity_targets`` (zero when None) that satisfy
-    ``Phi_v v = -Phi_t`` with every flexible body's deformation rates at zero, or at rest."""
-    if pinned.initial_velocities == "zero":
-        return jnp.zeros(VELOCITY_SIZE * pinned.num_bodies, x0.dtype)
-    target = (jnp.zeros(VELOCITY_SIZE * pinned.num_bodies, x0.dtype) if pinned.initial_velocity_targets is None
-              else pinned.initial_velocity_targets)
-    rows = [constraint_jacobian(pinned, x0, t0)] + [deformation_rate_rows(chain, x0) for chain in pinned.beam_chains]
-    rhs = [velocity_rhs(pinned, x0, t0)] + [jnp.zeros(row.shape[0], x0.dtype) for row in rows[1:]]
-    return project_velocities(jnp.concatenate(rows), jnp.concatenate(rhs), target)
-
-
-def _ideal_start(mechanism: SpatialMechanism, x):
-    """Positions projected from ``x`` and velocities with each clearance joint held ideal at
-    its initial eccentricity, and that ideal mechanism."""
-    pinned = mechanism.idealised(with_offsets=True)
-    x0 = project_positions(pinned, x)
-    return pinned, x0, start_velocities(pinned, x0, jnp.zeros((), x0.dtype))
 
 
 class CylinderSeat(NamedTuple):
@@ -455,7 +379,7 @@ def _seat_frame(joint: CylindricalClearanceJoint, x, reaction) -> _SeatFrame:
 def _seat_pass(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
     """One pass of the seat: the ideal start with the joints where ``mechanism`` has them,
     its reactions, and every clearance joint moved to carry them."""
-    pinned, x, v = _ideal_start(mechanism, mechanism.initial_positions)
+    pinned, x, v = mechanism.ideal_start(mechanism.initial_positions)
     state = SpatialState(x, v, jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype))
     t = jnp.zeros((), x.dtype)
     multipliers = evaluate(pinned, t, state).multipliers
@@ -475,7 +399,7 @@ def _seat_pass(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[Cyl
                                initial_positions=x), seats
 
 
-def _seat(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
+def seated_with_seats(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
     """``SEATING_PASSES`` passes of :func:`_seat_pass` (one compiled body, ``lax.scan``) and
     the last pass's seats."""
     mechanism, seats = jax.lax.scan(lambda carry, _: _seat_pass(carry), mechanism, None, length=SEATING_PASSES)
@@ -491,68 +415,37 @@ def seated(mechanism: SpatialMechanism) -> SpatialMechanism:
     and the moment about the cross-section axes (:func:`cylinder_seat`). Each of
     ``SEATING_PASSES`` passes re-solves the ideal start with the joints where the previous
     one put them. A row the ideal joint lost as redundant counts as carrying nothing."""
-    return _seat(mechanism)[0]
-
-
-def deformation_accelerations(mechanism: SpatialMechanism, x, t=0.0) -> Float[Array, " rows"]:
-    """Second time derivatives of every flexible body's element deformations
-    (``D vdot + (dD/dt) v``, m/s^2 and rad/s^2; ``D`` from
-    :func:`~.beams.deformation_rate_rows`) at positions ``x``, moving with the start's
-    velocities (:func:`start_velocities`: each flexible body with the rigid-body field of its
-    frame) and accelerating as the equations of motion of ``mechanism`` say (the spatial
-    form of :func:`model.mechanics.dynamics.deformation_accelerations`)."""
-    t = jnp.asarray(t, x.dtype)
-    v = start_velocities(mechanism.idealised(with_offsets=True), x, t)
-    state = SpatialState(x, v, contact_normal_rates(mechanism, x, v), jnp.zeros((), x.dtype))
-    vdot = evaluate(mechanism, t, state).vdot
-    x_rate = position_rate(mechanism, x, v)
-    rows = []
-    for chain in mechanism.beam_chains:
-        _, convective = jax.jvp(lambda x_: deformation_rate_rows(chain, x_) @ v, (x,), (x_rate,))
-        rows.append(deformation_rate_rows(chain, x) @ vdot + convective)
-    return jnp.concatenate(rows)
+    return seated_with_seats(mechanism)[0]
 
 
 def static_shape(mechanism: SpatialMechanism, x) -> Float[Array, " coords"]:
     """Positions at which every flexible body is in its quasi-static deflected shape at
     ``t = 0`` (the spatial form of :func:`model.mechanics.dynamics.static_shape`): the ideal
     joints satisfied (clearance joints held ideal at their initial eccentricity and tilt)
-    and no element deformation accelerating (:func:`deformation_accelerations`). The
+    and no element deformation accelerating
+    (:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.deformation_accelerations`). The
     unknowns are a small twist ``[dr, dtheta]`` per body applied to ``x``
-    (:func:`_retract_small`, which keeps the quaternions unit); Gauss–Newton with
+    (:func:`retract_small`, which keeps the quaternions unit); Gauss–Newton with
     minimum-norm steps from the undeformed assembly and the implicit derivative
     (:func:`~model.mechanics.start.solve_static`)."""
     def residual(twist, mechanism_):
         t = jnp.zeros((), x.dtype)
-        moved = _retract_small(x, twist, mechanism_.num_bodies)
+        moved = retract_small(x, twist, mechanism_.num_bodies)
         return jnp.concatenate([all_constraints(mechanism_.idealised(with_offsets=True), moved, t),
-                                STATIC_SHAPE_SCALE * deformation_accelerations(mechanism_, moved, t)])
+                                STATIC_SHAPE_SCALE * mechanism_.deformation_accelerations(moved, t)])
 
     twist, _ = solve_static(residual, jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype), mechanism,
                             optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)
-    return _retract_small(x, twist, mechanism.num_bodies)
+    return retract_small(x, twist, mechanism.num_bodies)
 
 
 def initial_state_and_seats(mechanism: SpatialMechanism) -> tuple[SpatialState, tuple[CylinderSeat, ...]]:
-    """Positions projected onto the constraints with the clearance joints held ideal at their
-    initial eccentricity and tilt (with ``initial_clearance = "static"`` first moved to their
-    quasi-static seat, :func:`seated`; with ``initial_deformation = "static"`` every flexible
-    body in its static deflected shape, :func:`static_shape`); velocities
-    :func:`start_velocities` for that set; the memory at the current normal rates. And the
+    """The consistent state at ``t = 0``
+    (:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.start`: with
+    ``initial_clearance = "static"`` the clearance joints seated, :func:`seated`) and the
     seat of each cylindrical clearance joint (:class:`CylinderSeat`; none unless seated),
     whose ``residual`` and ``depth`` say whether it exists within the clearance."""
-    seats: tuple[CylinderSeat, ...] = ()
-    if mechanism.initial_clearance == "static" and mechanism.clearance_joints:
-        mechanism, seats = _seat(mechanism)
-    if mechanism.initial_deformation == "static" and mechanism.beam_chains:
-        mechanism = dataclasses.replace(mechanism, initial_positions=static_shape(mechanism, mechanism.initial_positions))
-    _, x0, v0 = _ideal_start(mechanism, mechanism.initial_positions)
-    return SpatialState(x0, v0, contact_normal_rates(mechanism, x0, v0), jnp.zeros((), x0.dtype)), seats
-
-
-def initial_state(mechanism: SpatialMechanism) -> SpatialState:
-    """The consistent state at ``t = 0`` (:func:`initial_state_and_seats`)."""
-    return initial_state_and_seats(mechanism)[0]
+    return mechanism.start()
 
 
 def kinetic_energy(mechanism: SpatialMechanism, x, v) -> Float[Array, ""]:

@@ -4,7 +4,9 @@ Generalised forces are per body ``[f, tau]`` (N, N m; ground frame, moments abou
 of mass): a force ``f`` at ground point ``P`` of a body at ``r`` adds ``(f, (P - r) x f)``.
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -18,7 +20,10 @@ from ...geometry.quaternion import rotation_matrix
 from ...geometry.vectors import dot
 from .constraints import body_pose, body_twist, point_position, point_velocity
 from .lubrication import slice_film_forces
-from .mechanism import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SpatialMechanism, SphericalClearanceJoint
+from .joints import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SphericalClearanceJoint
+
+if TYPE_CHECKING:
+    from .mechanism import SpatialMechanism
 
 
 class SpatialContactState(NamedTuple):
@@ -68,17 +73,23 @@ def _axis(x, body, local):
     return dot(rotation_matrix(body_pose(x, body)[1]), local)
 
 
-class CylinderFrame(NamedTuple):
-    """Ground-frame pose data of a cylindrical clearance joint at one state."""
+class CylinderEnd(NamedTuple):
+    """A journal or a bearing at one state, ground frame: its centre (m) on the joint's
+    axis, that axis (unit) and the body's angular velocity (rad/s)."""
 
-    bearing_axis: Float[Array, "3"]
-    bearing_u: Float[Array, "3"]
-    bearing_w: Float[Array, "3"]
-    journal_axis: Float[Array, "3"]
-    journal_centre: Float[Array, "3"]
-    bearing_centre: Float[Array, "3"]
-    journal_omega: Float[Array, "3"]
-    bearing_omega: Float[Array, "3"]
+    centre: Float[Array, "3"]
+    axis: Float[Array, "3"]
+    omega: Float[Array, "3"]
+
+
+class CylinderFrame(NamedTuple):
+    """A cylindrical clearance joint at one state: its journal and bearing, and the
+    bearing's cross-section axes ``u``, ``w`` (ground frame)."""
+
+    journal: CylinderEnd
+    bearing: CylinderEnd
+    u: Float[Array, "3"]
+    w: Float[Array, "3"]
 
 
 def cylinder_kinematics(joint: CylindricalClearanceJoint, x, v) -> tuple[SliceKinematics, CylinderFrame]:
@@ -96,15 +107,15 @@ def cylinder_kinematics(joint: CylindricalClearanceJoint, x, v) -> tuple[SliceKi
     kin = slice_kinematics(journal_centre, journal_axis, journal_position, journal_velocity, journal_omega,
                            bearing_centre, bearing_axis, bearing_position, bearing_velocity, bearing_omega,
                            bearing_u, joint.bearing_radius, joint.clearance, joint.slice_positions())
-    frame = CylinderFrame(bearing_axis, bearing_u, bearing_w, journal_axis, journal_centre, bearing_centre,
-                          journal_omega, bearing_omega)
-    return kin, frame
+    return kin, CylinderFrame(CylinderEnd(journal_centre, journal_axis, journal_omega),
+                              CylinderEnd(bearing_centre, bearing_axis, bearing_omega), bearing_u, bearing_w)
 
 
 def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generalised):
     """Slice forces of one cylindrical clearance joint added to ``generalised``."""
     kin, frame = cylinder_kinematics(joint, x, v)
-    bearing_axis, bearing_u, bearing_w, journal_axis, journal_centre, bearing_centre, journal_omega, bearing_omega = frame
+    journal, bearing, bearing_u, bearing_w = frame
+    (journal_centre, journal_axis, journal_omega), (bearing_centre, bearing_axis, bearing_omega) = journal, bearing
     f_normal = normal_force(joint.slice_law(), kin.penetration, kin.normal_rate, memory)
     slip_speed = safe_length(kin.slip)
     slip_direction = safe_direction(kin.slip, bearing_w)
@@ -269,8 +280,8 @@ def contact_normal_accelerations(mechanism: SpatialMechanism, x, v, vdot) -> Flo
     for joint in mechanism.cylindrical_joints:
         kin, frame = cylinder_kinematics(joint, x, v)
         parts.append(slice_normal_acceleration(
-            kin, _body_motion(x, v, vdot, joint.journal_body), frame.journal_centre, frame.journal_axis,
-            _body_motion(x, v, vdot, joint.bearing_body), frame.bearing_centre, frame.bearing_axis,
+            kin, _body_motion(x, v, vdot, joint.journal_body), frame.journal.centre, frame.journal.axis,
+            _body_motion(x, v, vdot, joint.bearing_body), frame.bearing.centre, frame.bearing.axis,
             joint.slice_positions()))
     for joint in mechanism.spherical_joints:
         kin = ball_kinematics(joint, x, v)

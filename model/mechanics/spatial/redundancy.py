@@ -10,10 +10,17 @@ kept so far. The kept set is exact for the pose where it is computed and stays v
 as the mechanism stays away from singular poses (the same assumption as the planar engine).
 """
 
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .constraints import ROWS, constraint_jacobian
-from .mechanism import SpatialMechanism
+
+if TYPE_CHECKING:
+    from .mechanism import SpatialMechanism
 
 RANK_TOLERANCE = 1e-9
 
@@ -55,7 +62,6 @@ def redundant_joints(mechanism: SpatialMechanism, x) -> list[str]:
 
 def without_redundant_rows(mechanism: SpatialMechanism, x) -> SpatialMechanism:
     """``mechanism`` with only independent constraint rows at pose ``x``."""
-    import dataclasses
     full = dataclasses.replace(mechanism, kept_rows=None)
     rows = independent_rows(constraint_jacobian(full, x, 0.0))
     return dataclasses.replace(mechanism, kept_rows=tuple(rows))

@@ -12,7 +12,7 @@ the joint-space inertia matrix of the tree (Featherstone 2008, §6.1-6.2; Jalon 
 ``Q`` the applied generalised forces of the absolute engine (gravity, torque drivers,
 clearance-joint contact, friction and oil film, point loads). ``J``, ``qd`` and ``c`` are
 forward-mode derivatives of the forward kinematics; ``H`` is factorised by the unrolled
-Cholesky of :func:`model.mechanics.dynamics.spd_solve`, which vectorises across lanes.
+Cholesky of :func:`model.mechanics.linalg.spd_solve`, which vectorises across lanes.
 
 A speed driver's torque is the generalised force its prescribed coordinate needs,
 ``tau = J_p^T (M qdd - Q)`` (the ideal joints of the tree do no virtual work).
@@ -27,7 +27,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
-from ..dynamics import State, _relative_omega, mass_diagonal, spd_solve
+from ..dynamics import State, _relative_omega, mass_diagonal
+from ..linalg import spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics

@@ -38,6 +38,16 @@ class TreeMechanism(AbstractMechanism):
     absolute: Mechanism
     topology: Topology = eqx.field(static=True)
 
+    # the interface's data: the absolute description's
+    masses = property(lambda self: self.absolute.masses)
+    clearance_joints = property(lambda self: self.absolute.clearance_joints)
+    drivers = property(lambda self: self.absolute.drivers)
+    metrics_window = property(lambda self: self.absolute.metrics_window)
+    body_names = property(lambda self: self.absolute.body_names)
+    clearance_names = property(lambda self: self.absolute.clearance_names)
+    driver_names = property(lambda self: self.absolute.driver_names)
+    joint_names = property(lambda self: self.absolute.joint_names)
+
     def __getattr__(self, name: str):
         # parameters and names of the absolute description; never private names, which
         # jax and equinox probe for protocols
@@ -74,22 +84,26 @@ class TreeMechanism(AbstractMechanism):
     def unflatten(self, flat: Float[Array, "... n"]) -> TreeState:
         return unflatten_state(flat, *self._sizes())
 
-    def flat_vector_field(self, t, flat: Float[Array, " n"]) -> Float[Array, " n"]:
-        return flatten_state(vector_field(self.absolute, self.topology, self.unflatten(flat)))
+    def vector_field(self, t, state: TreeState) -> TreeState:
+        return vector_field(self.absolute, self.topology, state)
+
+    def project_state(self, t, state: TreeState, iterations: int = 1) -> TreeState:
+        """The identity: a tree's coordinates satisfy its joints by construction."""
+        return state
 
     def project(self, t, flat: Float[Array, " n"], iterations: int = 1) -> Float[Array, " n"]:
-        """The identity: a tree's coordinates satisfy its joints by construction."""
+        """The identity (:meth:`project_state`), without the round trip through the state."""
         return flat
 
     def absolute_state(self, flat: Float[Array, " n"]) -> State:
         """The absolute coordinates, velocities, impact memory and driver work of ``flat``."""
         return absolute_state(self.absolute, self.topology, self.unflatten(flat))
 
-    def contact_kinematics(self, flat: Float[Array, " n"]) -> Float[Array, "2 joints"]:
-        return self.absolute.contact_kinematics(self.absolute.flatten(self.absolute_state(flat)))
+    def state_contact_kinematics(self, state: TreeState) -> Float[Array, "2 joints"]:
+        return self.absolute.state_contact_kinematics(absolute_state(self.absolute, self.topology, state))
 
-    def contact_values(self, flat: Float[Array, " n"]) -> Float[Array, "3 joints"]:
-        return self.absolute.contact_values(self.absolute.flatten(self.absolute_state(flat)))
+    def state_contact_values(self, state: TreeState) -> Float[Array, "3 joints"]:
+        return self.absolute.state_contact_values(absolute_state(self.absolute, self.topology, state))
 
     def body_accelerations(self, flat: Float[Array, " n"], flat_rate: Float[Array, " n"]
                            ) -> Float[Array, "bodies 2"]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import model
-from model.mechanics.dynamics import flat_vector_field, flatten_state
+from model.mechanics import flat_vector_field, flatten_state
 from model.integrate.solve import make_controller, make_solver
 from model.integrate.step_bound import open_joint_step_bound
 from model.integrate.timescales import REFERENCE_PENETRATION_SHARE
@@ -58,7 +58,7 @@ def test_bound_follows_the_contact_state(flores_steps):
     mechanism, _, _, ys = flores_steps
     joints = len(mechanism.clearance_joints)
     bounds = np.asarray(step_bounds(mechanism, ys))
-    contact = eqx.filter_jit(jax.vmap(lambda m, y: model.evaluate(m, 0.0, model.mechanics.dynamics.unflatten_state(y, joints)).contact,
+    contact = eqx.filter_jit(jax.vmap(lambda m, y: model.evaluate(m, 0.0, m.unflatten(y)).contact,
                                       (None, 0)))(mechanism, ys)
     gap, speed = -np.asarray(contact.penetration[:, 0]), np.asarray(contact.normal_rate[:, 0])
     period = float(model.contact_periods(mechanism)[0])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import model
-from model.mechanics.dynamics import flat_vector_field, flatten_state
+from model.mechanics import flat_vector_field
 from model.integrate.solve import make_controller, make_solver
 from model.integrate.step_bound import OpenJointStepBound
 from model.integrate.step_guard import NonFiniteStepsCarryNoGradient, RejectNonFinite
@@ -82,7 +82,7 @@ def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
     def accepted(controller):
         solution = diffrax.diffeqsolve(
             diffrax.ODETerm(flat_vector_field), make_solver(settings), 0.0, 0.01, None,
-            flatten_state(model.initial_state(mechanism)), args=mechanism, saveat=diffrax.SaveAt(t1=True),
+            mechanism.flatten(mechanism.initial_state()), args=mechanism, saveat=diffrax.SaveAt(t1=True),
             stepsize_controller=controller, max_steps=60, throw=False,
         )
         return int(solution.stats["num_accepted_steps"])

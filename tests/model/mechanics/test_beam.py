@@ -7,7 +7,7 @@ import pytest
 import scipy.linalg
 
 from model.mechanics.beam import planar_stiffness, section_properties, timoshenko_stiffness
-from model.mechanics.dynamics import flat_vector_field, flatten_state, initial_state
+from model.mechanics import flat_vector_field, flatten_state, initial_state
 from model.mechanics.segmentation import (
     holding_segment, linear_chain_matrices, natural_frequencies, segment_bounds, support_rows,
 )

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from model.mechanics.dynamics import flat_vector_field, kinetic_energy
+from model.mechanics import flat_vector_field
+from model.mechanics.dynamics import kinetic_energy
 from model.mechanics.flexible import chain_strain_energy
 from model.mechanics.segmentation import linear_chain_matrices, support_rows
 

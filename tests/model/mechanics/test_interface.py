@@ -71,7 +71,7 @@ def test_a_solve_traces_the_vector_field_and_the_projection_once(monkeypatch):
     tracking, projection, each in diffrax's three traces of its step) are nested jits
     (``interface.traced_once``): tracing a whole simulate runs the Python of the planar
     equations of motion and of the projection once each."""
-    from model.mechanics import dynamics
+    from model.mechanics import Mechanism
 
     calls = {"field": 0, "projection": 0}
 
@@ -81,8 +81,8 @@ def test_a_solve_traces_the_vector_field_and_the_projection_once(monkeypatch):
             return function(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(dynamics, "flat_vector_field", counted("field", dynamics.flat_vector_field))
-    monkeypatch.setattr(dynamics, "flat_projection", counted("projection", dynamics.flat_projection))
+    monkeypatch.setattr(Mechanism, "vector_field", counted("field", Mechanism.vector_field))
+    monkeypatch.setattr(Mechanism, "project_state", counted("projection", Mechanism.project_state))
     jax.clear_caches()  # no jaxpr of an earlier test
     mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
     jax.jit(model.simulate, static_argnums=1).trace(mechanism, model.SolverSettings(t_end=1e-3, output_interval=1e-4))

@@ -41,7 +41,7 @@ def reactions_at(mechanism: Mechanism, omega: float, t: float = 0.0):
 
 def test_hanging_pendulum_pin_carries_the_weight():
     out, reactions = reactions_at(link(-np.pi / 2, GRAVITY, 0.0), omega=jnp.asarray(0.0))
-    np.testing.assert_allclose(out.qdd, 0.0, atol=1e-12)  # at rest, hanging straight down
+    np.testing.assert_allclose(out.acceleration, 0.0, atol=1e-12)  # at rest, hanging straight down
     np.testing.assert_allclose(out.driver_torques, 0.0, atol=1e-12)  # no moment to hold
     np.testing.assert_allclose(reactions[0], [0.0, MASS * GRAVITY, 0.0], atol=1e-12)
 
@@ -77,7 +77,7 @@ def test_prismatic_reaction_is_normal_to_the_guide_and_balances_the_moment():
         initial_velocities="zero", joint_names=("guide",))
     out, reactions = reactions_at(mechanism, omega=jnp.asarray(0.0))
     reaction = reactions[0]
-    assert float(out.qdd[0]) == pytest.approx(push / MASS, rel=1e-12)
+    assert float(out.acceleration[0]) == pytest.approx(push / MASS, rel=1e-12)
     np.testing.assert_allclose(reaction, [0.0, MASS * GRAVITY, push * height], rtol=1e-12, atol=1e-12)
 
 

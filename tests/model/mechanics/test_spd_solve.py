@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from model.mechanics.dynamics import UNROLLED_CHOLESKY_MAX, _cholesky_factor, _cholesky_substitute, spd_solve
+from model.mechanics.linalg import UNROLLED_CHOLESKY_MAX, _cholesky_factor, _cholesky_substitute, spd_solve
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ CANTILEVER = {
 @eqx.filter_jit
 def _start(mechanism):
     state = mechanism.initial_state()
-    return state, evaluate(mechanism, jnp.zeros(()), state).qdd
+    return state, evaluate(mechanism, jnp.zeros(()), state).acceleration
 
 
 @pytest.mark.validation

@@ -39,7 +39,7 @@ def both_solves(mechanism, state, t):
     solution = jnp.linalg.solve(augmented, jnp.concatenate([applied, acceleration_rhs(mechanism, x, v, t)]))
     out = dynamics.evaluate(mechanism, t, state)
     grouped = [row for group in jacobian_row_groups(mechanism, x, t) for row in group.rows]
-    return solution, out.vdot, out.multipliers, jnp.asarray(grouped), rows
+    return solution, out.acceleration, out.multipliers, jnp.asarray(grouped), rows
 
 
 @pytest.mark.parametrize("config", ["flores_slider_crank_3d.toml", "double_link_ideal.toml",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model.mechanics.spatial import SpatialState
-from model.mechanics.spatial.dynamics import flat_vector_field, flatten_state
+from model.mechanics.spatial import flat_vector_field, flatten_state
 
 from .cases import bushing
 

@@ -45,7 +45,7 @@ def at(mechanism: SpatialMechanism, omega: float):
 @pytest.mark.parametrize("kind, speed", [("revolute", 0.0), ("spherical", None)])
 def test_hanging_link_pin_carries_the_weight(kind, speed):
     out, reactions = at(link(kind, -np.pi / 2, GRAVITY, speed), omega=jnp.asarray(0.0))
-    np.testing.assert_allclose(out.vdot, 0.0, atol=1e-12)
+    np.testing.assert_allclose(out.acceleration, 0.0, atol=1e-12)
     np.testing.assert_allclose(reactions[0], [0.0, MASS * GRAVITY, 0.0, 0.0, 0.0, 0.0], atol=1e-12)
 
 

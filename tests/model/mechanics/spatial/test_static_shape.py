@@ -61,7 +61,7 @@ def _tip(x) -> float:
 @eqx.filter_jit
 def _start(mechanism):
     state = mechanism.initial_state()
-    return state, evaluate(mechanism, jnp.zeros(()), state).vdot
+    return state, evaluate(mechanism, jnp.zeros(()), state).acceleration
 
 
 @pytest.mark.validation
