@@ -47,8 +47,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..mechanics.interface import AbstractMechanism
+from ..mechanics.interface import AbstractMechanism, traced_once
 from ._diffrax import unvmap_any
+from .field import vector_field
 from .solver_state import carried_rate
 from .wrapped_solver import AbstractDelegatingSolver
 
@@ -81,6 +82,7 @@ class Peaks(eqx.Module):
     window_start: Float[Array, ""]
 
 
+@traced_once
 def contact_values(mechanism: AbstractMechanism, flat_state: Float[Array, " n"]) -> Float[Array, "3 joints"]:
     """``[penetration (m), normal rate (m/s), normal force (N)]`` of every clearance joint
     (a sliced joint: the deepest slice's penetration and rate, the resultant force)."""
@@ -99,6 +101,7 @@ def with_flexible_bodies(mechanism: AbstractMechanism, accelerations: Float[Arra
     return jnp.concatenate([accelerations, jnp.stack(chains)]) if chains else accelerations
 
 
+@traced_once
 def reported_accelerations(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], flat_rate: Float[Array, " n"]
                            ) -> Float[Array, "bodies axes"]:
     """The centre-of-mass accelerations the summary metrics report (:func:`with_flexible_bodies`)
@@ -115,7 +118,7 @@ def end_rate(solver: diffrax.AbstractSolver, solver_state, t1, y1: Float[Array, 
     rate = carried_rate(solver, solver_state)
     if rate is not None:
         return rate
-    return mechanism.flat_vector_field(t1, y1)
+    return vector_field(t1, y1, mechanism)
 
 
 def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], t0=0.0,
@@ -124,7 +127,7 @@ def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], 
     ``initial_rate``: the state derivative at ``t0`` where the caller has it (evaluated
     otherwise), so that a compiled program carries no extra copy of the vector field."""
     if initial_rate is None:
-        initial_rate = mechanism.flat_vector_field(t0, flat_state)
+        initial_rate = vector_field(t0, flat_state, mechanism)
     initial_accelerations = reported_accelerations(mechanism, flat_state, initial_rate)
     t0 = jnp.asarray(t0, flat_state.dtype)
     window_start = jnp.asarray(mechanism.metrics_start(), flat_state.dtype)
@@ -278,6 +281,7 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     )
 
 
+@traced_once
 def peaks_after_step(peaks: Peaks, mechanism: AbstractMechanism, solver: diffrax.AbstractSolver, t0, t1,
                      y1: Float[Array, " n"], dense_info, solver_state) -> Peaks:
     """``peaks`` after an accepted step of ``solver`` over ``[t0, t1]``, from what the step

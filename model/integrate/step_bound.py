@@ -19,11 +19,12 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..mechanics.interface import AbstractMechanism
+from ..mechanics.interface import AbstractMechanism, traced_once
 from .step_guard import AbstractWrappedController
 from .timescales import REFERENCE_PENETRATION_SHARE, contact_periods
 
 
+@traced_once  # called from the controller's init and every step of diffrax's three traces
 def open_joint_step_bound(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], share: float) -> Float[Array, ""]:
     """The longest step (s) allowed from ``flat_state``: over the clearance joints in free
     flight (gap > 1 % of c), the smallest of ``max(share T_c, gap / closing speed)``, with

@@ -19,11 +19,12 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float, Int
 
 from ..integrate.settings import EXPLICIT_SOLVERS, SolverSettings
+from ..integrate.field import vector_field
 from ..integrate.solve import make_solver
 from ..integrate.step_bound import open_joint_step_bound
 from ..integrate.step_guard import AbstractWrappedController, RejectNonFinite
 from ..integrate.trajectory import Trajectory, trajectory_from_states
-from ..mechanics.interface import AbstractMechanism, flat_vector_field
+from ..mechanics.interface import AbstractMechanism
 from .classify import classify_motion, section_period
 from .lyapunov import LyapunovResult, lyapunov_exponents
 
@@ -143,7 +144,7 @@ def mechanism_section(
     period_s = driver_period(mechanism)
     y0 = mechanism.flatten(mechanism.initial_state())
     result = lyapunov_exponents(
-        flat_vector_field, y0, mechanism, t0=0.0, interval=period_s, num_intervals=periods,
+        vector_field, y0, mechanism, t0=0.0, interval=period_s, num_intervals=periods,
         num_exponents=num_exponents, transient_intervals=transient_periods,
         offset=phase / (2.0 * math.pi) * period_s,
         solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=reverse_differentiable),

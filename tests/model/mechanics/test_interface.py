@@ -87,3 +87,24 @@ def test_a_solve_traces_the_vector_field_and_the_projection_once(monkeypatch):
     mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "absolute")
     jax.jit(model.simulate, static_argnums=1).trace(mechanism, model.SolverSettings(t_end=1e-3, output_interval=1e-4))
     assert calls == {"field": 1, "projection": 1}
+
+
+def test_a_solve_traces_the_tree_engines_vector_field_once(monkeypatch):
+    """The joint-coordinate engine's methods are plain methods: the solve's own nested jits
+    (``model.integrate.solve.vector_field``, the peak tracking's evaluations) trace its
+    equations of motion once however many stages and traces of diffrax's step call them."""
+    from model.mechanics.tree import mechanism as tree
+
+    calls = {"field": 0}
+    field = tree.vector_field
+
+    def counted(*args, **kwargs):
+        calls["field"] += 1
+        return field(*args, **kwargs)
+
+    monkeypatch.setattr(tree, "vector_field", counted)
+    jax.clear_caches()  # no jaxpr of an earlier test
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank.toml"), "tree")
+    assert isinstance(mechanism, tree.TreeMechanism)
+    jax.jit(model.simulate, static_argnums=1).trace(mechanism, model.SolverSettings(t_end=1e-3, output_interval=1e-4))
+    assert calls == {"field": 1}
