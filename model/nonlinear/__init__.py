@@ -8,6 +8,7 @@ from .lyapunov import tangent_field as tangent_field
 from .classify import MOTION_NAMES as MOTION_NAMES
 from .classify import classify_motion as classify_motion
 from .classify import section_period as section_period
+from .mechanism import ContinuedStart as ContinuedStart
 from .mechanism import MechanismSection as MechanismSection
 from .mechanism import driver_period as driver_period
 from .mechanism import mechanism_section as mechanism_section

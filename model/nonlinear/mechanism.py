@@ -16,7 +16,7 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float, Int
+from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
 from ..integrate.settings import EXPLICIT_SOLVERS, SolverSettings
 from ..integrate.field import vector_field
@@ -113,6 +113,18 @@ def section_coordinates(mechanism: AbstractMechanism, section: Trajectory) -> Fl
     return jnp.concatenate([part / jnp.maximum(jnp.max(jnp.abs(part)), 1e-12) for part in (positions, velocities)], axis=1)
 
 
+class ContinuedStart(eqx.Module):
+    """A start taken over from a neighbouring run (numerical continuation along a
+    parameter): ``state``, a flat state that run reached at its section phase after
+    ``elapsed_periods`` whole driver periods (its last section), and ``active``, whether
+    to use it (else the mechanism's own initial state). Both are traced, so one compiled
+    section serves the first value of a continuation and the continued ones."""
+
+    state: Float[Array, " n"]
+    elapsed_periods: Float[Array, ""]
+    active: Bool[Array, ""]
+
+
 def mechanism_section(
     mechanism: AbstractMechanism,
     settings: SolverSettings,
@@ -125,6 +137,7 @@ def mechanism_section(
     period_tolerance: ArrayLike = 1e-3,
     chaos_threshold: ArrayLike = 0.01,
     reverse_differentiable: bool = True,
+    start: ContinuedStart | None = None,
 ) -> MechanismSection:
     """Section, exponents and motion class of ``mechanism`` (planar or spatial, with a
     constant-speed driver) integrated with ``settings``' explicit solver and step-size control.
@@ -137,16 +150,29 @@ def mechanism_section(
     diffrax's checkpointed loop and solver, which ``jax.grad`` goes through; ``False``
     solves in forward mode with the lean explicit steps of :mod:`model.integrate.explicit`
     (``jax.jvp`` goes through; faster to trace and to run).
+
+    ``start`` (active): the solve begins from ``start.state`` at the time ``t0 = (phase / 2
+    pi + elapsed_periods) T`` of this mechanism's driver period ``T``, where the driver's
+    prescribed angle equals the one the state reached (its phase plus whole turns), after
+    projecting the state onto this mechanism's ideal joints at ``t0`` (a changed driver
+    speed changes the velocities the joints allow; trees need no projection); the section
+    samples then follow at ``t0 + (transient_periods + k + 1) T``.
     """
     if settings.solver not in EXPLICIT_SOLVERS:
         raise ValueError(f"the exponents integrate the tangents with an explicit solver; got {settings.solver!r} "
                          f"(choose one of {sorted(EXPLICIT_SOLVERS)})")
     period_s = driver_period(mechanism)
     y0 = mechanism.flatten(mechanism.initial_state())
+    t0, offset = jnp.asarray(0.0), phase / (2.0 * math.pi) * period_s
+    if start is not None:
+        t_continued = (phase / (2.0 * math.pi) + start.elapsed_periods) * period_s
+        y0 = jnp.where(start.active, mechanism.project(t_continued, start.state), y0)
+        t0 = jnp.where(start.active, t_continued, t0)
+        offset = jnp.where(start.active, 0.0, offset)
     result = lyapunov_exponents(
-        vector_field, y0, mechanism, t0=0.0, interval=period_s, num_intervals=periods,
+        vector_field, y0, mechanism, t0=t0, interval=period_s, num_intervals=periods,
         num_exponents=num_exponents, transient_intervals=transient_periods,
-        offset=phase / (2.0 * math.pi) * period_s,
+        offset=offset,
         solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=reverse_differentiable),
         stepsize_controller=_controller(mechanism, settings), max_steps=settings.max_steps,
         mask=tangent_mask(mechanism, y0),
@@ -160,5 +186,5 @@ def mechanism_section(
     return MechanismSection(result, section, period, motion)
 
 
-__all__ = ["MechanismSection", "driver_period", "mechanism_section", "periodic_driver", "section_coordinates",
+__all__ = ["ContinuedStart", "MechanismSection", "driver_period", "mechanism_section", "periodic_driver", "section_coordinates",
            "tangent_mask"]

@@ -49,6 +49,17 @@ class BifurcationTable(BaseModel):
                                                               "(dimensionless)")
     batch: _integer(1) = Field(1, description="values per compiled call (count): 1 runs them one after another "
                                                "(the faster on a CPU), more batches them with vmap (accelerators)")
+    continuation: Boolean = Field(False, description="start each value from the state the previous value reached at "
+                                                     "its last section (numerical continuation in the order of the "
+                                                     "values; one value per call), instead of from the base's initial "
+                                                     "state")
+
+    @model_validator(mode="after")
+    def _continuation_runs_in_order(self) -> "BifurcationTable":
+        if self.continuation and self.batch > 1:
+            raise FieldError(["batch"], f"continuation runs the values one after another, each from the previous "
+                                        f"one's end; got batch = {self.batch} (use 1)")
+        return self
 
     @model_validator(mode="after")
     def _enough_periods(self) -> "BifurcationTable":

@@ -26,6 +26,7 @@ from ..sweeping.section import section_columns, section_samples
 from .schema import BifurcationTable, parse_bifurcation_table
 
 KEY = "bifurcation"
+END_STATE = "end_state"  # the flat state at the last section, handed on by continuation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,20 +107,45 @@ def section_function(study: BifurcationStudy):
     parameters = ParameterMap(mechanism, [study.table.parameter], study.source)
     table = study.table
 
-    def one(values):
+    def one(values, start=None):
         varied = parameters.apply(mechanism, values)
         outcome = mechanism_section(
             varied, settings, transient_periods=table.transient_periods, periods=table.periods,
             phase=table.section, num_exponents=1 if table.lyapunov else 0, max_period=table.max_period,
             period_tolerance=table.period_tolerance, chaos_threshold=table.chaos_threshold,
-            reverse_differentiable=False,
+            reverse_differentiable=False, start=start,
         )
-        return section_samples(outcome, table.lyapunov)
+        return {**section_samples(outcome, table.lyapunov), END_STATE: outcome.lyapunov.sections[-1]}
 
+    if table.continuation:
+        return jax.jit(one), mechanism
     if table.batch > 1:
         return jax.jit(jax.vmap(one)), mechanism
     single = jax.jit(one)
     return (lambda rows: jax.tree.map(lambda leaf: leaf[None], single(rows[0]))), mechanism
+
+
+def _continued(function, mechanism, study: BifurcationStudy, bar) -> list[dict]:
+    """The values in order, each started from the previous one's last section state
+    (:class:`model.nonlinear.ContinuedStart`); the first from the base's initial state.
+    After a failed value (whose solve stopped before its last section) the next value
+    starts afresh from the base's initial state."""
+    import jax.numpy as jnp
+
+    from model.nonlinear import ContinuedStart
+
+    state = jnp.asarray(mechanism.flatten(mechanism.initial_state()))
+    elapsed, active, outputs = 0.0, False, []
+    whole_periods = study.table.transient_periods + study.table.periods
+    for value in study.values:
+        result = function(jnp.asarray([value]), ContinuedStart(state, jnp.asarray(elapsed), jnp.asarray(active)))
+        outputs.append({name: np.asarray(leaf)[None] for name, leaf in result.items()})
+        if bool(result["success"]):
+            state, elapsed, active = result[END_STATE], (elapsed if active else 0.0) + whole_periods, True
+        else:
+            elapsed, active = 0.0, False
+        bar.update(1)
+    return outputs
 
 
 def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> BifurcationResult:
@@ -135,11 +161,14 @@ def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> Bifurcati
     rows = study.values[:, None]
     outputs = []
     with tqdm(total=len(rows), desc="bifurcation", unit="value", disable=not progress) as bar:
-        for start in range(0, len(rows), batch):
-            chunk = rows[start:start + batch]
-            result = function(pad_rows(chunk, batch))
-            outputs.append({name: np.asarray(value)[:len(chunk)] for name, value in result.items()})
-            bar.update(len(chunk))
+        if study.table.continuation:
+            outputs = _continued(function, mechanism, study, bar)
+        else:
+            for start in range(0, len(rows), batch):
+                chunk = rows[start:start + batch]
+                result = function(pad_rows(chunk, batch))
+                outputs.append({name: np.asarray(value)[:len(chunk)] for name, value in result.items()})
+                bar.update(len(chunk))
     merged = {name: np.concatenate([out[name] for out in outputs]) for name in outputs[0]}
     path = study.table.parameter
     summary = pd.DataFrame({

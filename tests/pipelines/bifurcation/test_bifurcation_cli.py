@@ -68,6 +68,42 @@ count = 2''')
         assert (out / figure).stat().st_size > 0
 
 
+@pytest.mark.slow
+def test_continuation_starts_each_speed_where_the_previous_one_ended(tmp_path):
+    """Continuation on the absolute-coordinate engine: the second speed starts from the
+    first one's last section state, at the time where its own driver angle is the one that
+    state reached, with the velocities projected onto its faster driver. Its section is
+    still the closed-form kinematics at 90 deg, moving at ``-r omega`` of the new speed,
+    at ``(4.25 + 2 + k) T`` (the first value's 4 whole periods and phase, then 1 transient
+    period)."""
+    config = write_config(tmp_path, ideal_slider_crank(tmp_path), '''parameter = "drivers.motor.speed"
+transient_periods = 1
+periods = 3
+max_period = 1
+section = "90 deg"
+lyapunov = false
+continuation = true
+
+[bifurcation.values]
+start = "5000 rpm"
+stop = "6000 rpm"
+count = 2
+
+[simulation]
+engine = "absolute"''')
+    out = tmp_path / "out"
+    assert main(["bifurcation", str(config), "--out", str(out), "--no-progress"]) == 0
+    summary = pd.read_parquet(out / "bifurcation.parquet")
+    sections = pd.read_parquet(out / "sections.parquet")
+    speeds = np.array([5000.0, 6000.0]) * 2 * np.pi / 60
+    assert list(summary["motion"]) == ["periodic", "periodic"] and bool(summary["success"].all())
+    np.testing.assert_allclose(sections["slider.x"], np.sqrt(CONROD**2 - CRANK**2), atol=1e-6)
+    np.testing.assert_allclose(sections["slider.vx"], -CRANK * np.repeat(speeds, 3), rtol=1e-5)
+    period = 2 * np.pi / np.repeat(speeds, 3)
+    first = np.arange(3) + 2.25
+    np.testing.assert_allclose(sections["t"], np.concatenate([first, first + 4.0]) * period, rtol=1e-12)
+
+
 @pytest.mark.parametrize("base, bifurcation, key", [
     (CONFIGS / "flexible_cantilever.toml", 'parameter = "gravity"\n'
      '[bifurcation.values]\nstart = "0.1 mm"\nstop = "0.2 mm"\ncount = 2', "bifurcation.section"),
@@ -79,6 +115,8 @@ count = 2''')
      '[bifurcation.values]\nstart = "1000 rpm"\nstop = "2000 rpm"\ncount = 2', "bifurcation.parameter"),
     (FLORES, 'parameter = "drivers.motor.speed"\n'
      '[bifurcation.values]\nstart = "1 mm"\nstop = "2000 rpm"\ncount = 2', "bifurcation.values.start"),
+    (FLORES, 'parameter = "drivers.motor.speed"\ncontinuation = true\nbatch = 2\n'
+     '[bifurcation.values]\nstart = "1000 rpm"\nstop = "2000 rpm"\ncount = 2', "bifurcation.batch"),
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, base, bifurcation, key):
     config = write_config(tmp_path, base, bifurcation)
