@@ -428,7 +428,7 @@ def accepted_steps(mechanism, settings, rtol: float):
     settings = replace(settings, solver="tsit5", rtol=rtol, atol=ATOL_PER_RTOL * rtol)
     solution = diffrax.diffeqsolve(
         diffrax.ODETerm(flat_vector_field), make_solver(settings), 0.0, settings.t_end, None,
-        dynamics.flatten_state(model.initial_state(mechanism)), args=mechanism, saveat=diffrax.SaveAt(steps=True),
+        mechanism.flatten(mechanism.initial_state()), args=mechanism, saveat=diffrax.SaveAt(steps=True),
         stepsize_controller=make_controller(mechanism, settings), max_steps=settings.max_steps,
     )
     count = int(solution.stats["num_accepted_steps"])
@@ -437,7 +437,7 @@ def accepted_steps(mechanism, settings, rtol: float):
 
 def jacobian_eigenvalues(mechanism, ts: np.ndarray, ys: np.ndarray) -> np.ndarray:
     """Eigenvalues (1/s) of ``df/dy`` at every saved state but the last."""
-    jacobian = jax.jit(jax.vmap(jax.jacfwd(lambda t, y: dynamics.flat_vector_field(t, y, mechanism), argnums=1)))
+    jacobian = jax.jit(jax.vmap(jax.jacfwd(lambda t, y: mechanism.flat_vector_field(t, y), argnums=1)))
     return np.linalg.eigvals(np.asarray(jacobian(jnp.asarray(ts[:-1]), jnp.asarray(ys[:-1]))))
 
 

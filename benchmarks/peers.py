@@ -129,14 +129,14 @@ class CompiledField:
         """The same executables bound to ``mechanism`` (same structure, other values)."""
         arrays, _ = eqx.partition(mechanism, eqx.is_array)
         parameters = jnp.asarray(ravel_pytree(arrays)[0])
-        y0 = np.asarray(ravel_pytree(dynamics.initial_state(mechanism))[0])
+        y0 = np.asarray(ravel_pytree(mechanism.initial_state())[0])
         return dataclasses.replace(self, y0=y0, parameters=parameters)
 
 
 def compile_field(mechanism: Mechanism, with_jacobian: bool = True) -> CompiledField:
     """Jit and AOT-compile the flat right-hand side (and its Jacobian) of ``mechanism``."""
     start = time.perf_counter()
-    y0, unravel = ravel_pytree(dynamics.initial_state(mechanism))
+    y0, unravel = ravel_pytree(mechanism.initial_state())
     arrays, static = eqx.partition(mechanism, eqx.is_array)
     parameters, unravel_parameters = ravel_pytree(arrays)
 
@@ -269,7 +269,7 @@ def call_overhead(field: CompiledField, calls: int = 2000) -> dict[str, float]:
 def in_xla_evaluation_seconds(mechanism: Mechanism, calls: int = 2000) -> float:
     """Seconds per vector-field evaluation inside one compiled ``fori_loop``: the
     compute cost without the Python round trip."""
-    y0, unravel = ravel_pytree(dynamics.initial_state(mechanism))
+    y0, unravel = ravel_pytree(mechanism.initial_state())
 
     def flat_field(t, y):
         return ravel_pytree(dynamics.vector_field(t, unravel(y), mechanism))[0]
