@@ -19,6 +19,18 @@ points = [["60 mm", "0 mm"], ["0 mm", "0 mm"]]
 
 '''
 CRANK, CONROD = 0.05, 0.12  # m: crank radius and conrod length of configs/flores_slider_crank.toml
+# the section at 90 deg of crank angle, at two speeds
+TWO_SPEEDS_AT_90_DEG = '''parameter = "drivers.motor.speed"
+transient_periods = 1
+periods = 3
+max_period = 1
+section = "90 deg"
+lyapunov = false
+
+[bifurcation.values]
+start = "5000 rpm"
+stop = "6000 rpm"
+count = 2'''
 
 
 def ideal_slider_crank(folder: Path) -> Path:
@@ -39,18 +51,7 @@ def write_config(folder: Path, base: Path, bifurcation: str, name: str = "bifurc
 def test_ideal_slider_crank_section_is_its_kinematics(tmp_path, capsys):
     """At the section (crank at 90 deg) every revolution: the slider at
     ``sqrt(L^2 - r^2)`` moving at ``-r omega``, period 1, for both speeds, one compile."""
-    config = write_config(tmp_path, ideal_slider_crank(tmp_path), '''parameter = "drivers.motor.speed"
-transient_periods = 1
-periods = 3
-max_period = 1
-section = "90 deg"
-lyapunov = false
-
-
-[bifurcation.values]
-start = "5000 rpm"
-stop = "6000 rpm"
-count = 2''')
+    config = write_config(tmp_path, ideal_slider_crank(tmp_path), TWO_SPEEDS_AT_90_DEG)
     out = tmp_path / "out"
     assert main(["bifurcation", str(config), "--out", str(out), "--no-progress"]) == 0
     summary = pd.read_parquet(out / "bifurcation.parquet")
@@ -76,21 +77,8 @@ def test_continuation_starts_each_speed_where_the_previous_one_ended(tmp_path):
     still the closed-form kinematics at 90 deg, moving at ``-r omega`` of the new speed,
     at ``(4.25 + 2 + k) T`` (the first value's 4 whole periods and phase, then 1 transient
     period)."""
-    config = write_config(tmp_path, ideal_slider_crank(tmp_path), '''parameter = "drivers.motor.speed"
-transient_periods = 1
-periods = 3
-max_period = 1
-section = "90 deg"
-lyapunov = false
-continuation = true
-
-[bifurcation.values]
-start = "5000 rpm"
-stop = "6000 rpm"
-count = 2
-
-[simulation]
-engine = "absolute"''')
+    config = write_config(tmp_path, ideal_slider_crank(tmp_path), TWO_SPEEDS_AT_90_DEG.replace(
+        "lyapunov = false", "lyapunov = false\ncontinuation = true") + '\n\n[simulation]\nengine = "absolute"')
     out = tmp_path / "out"
     assert main(["bifurcation", str(config), "--out", str(out), "--no-progress"]) == 0
     summary = pd.read_parquet(out / "bifurcation.parquet")
