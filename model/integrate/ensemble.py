@@ -32,10 +32,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PyTree
 
-from ..mechanics.interface import AbstractMechanism
+from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from .peaks import Peaks, end_rate, initial_peaks, peaks_after_step
 from ._diffrax import RESULT_MAX_STEPS_REACHED, RESULT_SUCCESSFUL, WrapTerm, result_code
-from .field import vector_field
 from .solve import (SolverSettings, SpatialTrajectory, Trajectory, _terms, make_controller, make_solver,
                     with_projection)
 from .trajectory import trajectory_from_states
@@ -123,7 +122,7 @@ def _clip_to_end(tprev, tnext, t1, t1_clip_floor, keep_step):
 def _wrapped_terms(settings: SolverSettings):
     # as diffeqsolve does (forward in time), so that solver privileges for WrapTerm apply
     return jax.tree_util.tree_map(
-        lambda term: WrapTerm(term, jnp.asarray(1)), _terms(settings.solver, vector_field),
+        lambda term: WrapTerm(term, jnp.asarray(1)), _terms(settings.solver, flat_vector_field),
         is_leaf=lambda x: isinstance(x, diffrax.AbstractTerm) and not isinstance(x, diffrax.MultiTerm),
     )
 

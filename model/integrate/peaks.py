@@ -47,9 +47,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..mechanics.interface import AbstractMechanism, traced_once
+from ..mechanics.interface import AbstractMechanism, flat_vector_field, traced_once
 from ._diffrax import unvmap_any
-from .field import vector_field
 from .solver_state import carried_rate
 from .wrapped_solver import AbstractDelegatingSolver
 
@@ -118,7 +117,7 @@ def end_rate(solver: diffrax.AbstractSolver, solver_state, t1, y1: Float[Array, 
     rate = carried_rate(solver, solver_state)
     if rate is not None:
         return rate
-    return vector_field(t1, y1, mechanism)
+    return flat_vector_field(t1, y1, mechanism)
 
 
 def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], t0=0.0,
@@ -127,7 +126,7 @@ def initial_peaks(mechanism: AbstractMechanism, flat_state: Float[Array, " n"], 
     ``initial_rate``: the state derivative at ``t0`` where the caller has it (evaluated
     otherwise), so that a compiled program carries no extra copy of the vector field."""
     if initial_rate is None:
-        initial_rate = vector_field(t0, flat_state, mechanism)
+        initial_rate = flat_vector_field(t0, flat_state, mechanism)
     initial_accelerations = reported_accelerations(mechanism, flat_state, initial_rate)
     t0 = jnp.asarray(t0, flat_state.dtype)
     window_start = jnp.asarray(mechanism.metrics_start(), flat_state.dtype)

@@ -14,11 +14,10 @@ import jax.numpy as jnp
 from diffrax import CalculateJacobian
 from jaxtyping import ArrayLike, PyTree
 
-from ..mechanics.interface import AbstractMechanism
+from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from ._diffrax import result_code
 from .chord import root_finder
 from .explicit import LEAN_STAGE_SOLVERS
-from .field import vector_field
 from .peaks import PeakTracking
 from .projection import ConstraintProjection
 from .settings import (EXPLICIT_SOLVERS, JACOBIAN_MODES, ROSENBROCK_SOLVERS, ROSENBROCK_W_SOLVERS, SOLVERS,
@@ -141,7 +140,7 @@ def solve(
     if wear is not None:
         solver = WearTracking(solver, wear)
     solution = diffrax.diffeqsolve(
-        _terms(settings.solver, vector_field),
+        _terms(settings.solver, flat_vector_field),
         solver,
         t0=0.0,
         t1=(settings.num_outputs - 1) * settings.output_interval,

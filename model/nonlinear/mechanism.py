@@ -19,12 +19,11 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
 from ..integrate.settings import EXPLICIT_SOLVERS, SolverSettings
-from ..integrate.field import vector_field
 from ..integrate.solve import make_solver
 from ..integrate.step_bound import open_joint_step_bound
 from ..integrate.step_guard import AbstractWrappedController, RejectNonFinite
 from ..integrate.trajectory import Trajectory, trajectory_from_states
-from ..mechanics.interface import AbstractMechanism
+from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from .classify import classify_motion, section_period
 from .lyapunov import LyapunovResult, lyapunov_exponents
 
@@ -170,7 +169,7 @@ def mechanism_section(
         t0 = jnp.where(start.active, t_continued, t0)
         offset = jnp.where(start.active, 0.0, offset)
     result = lyapunov_exponents(
-        vector_field, y0, mechanism, t0=t0, interval=period_s, num_intervals=periods,
+        flat_vector_field, y0, mechanism, t0=t0, interval=period_s, num_intervals=periods,
         num_exponents=num_exponents, transient_intervals=transient_periods,
         offset=offset,
         solver=make_solver(settings, mechanism=mechanism, reverse_differentiable=reverse_differentiable),

@@ -90,9 +90,10 @@ def test_a_solve_traces_the_vector_field_and_the_projection_once(monkeypatch):
 
 
 def test_a_solve_traces_the_tree_engines_vector_field_once(monkeypatch):
-    """The joint-coordinate engine's methods are plain methods: the solve's own nested jits
-    (``model.integrate.solve.vector_field``, the peak tracking's evaluations) trace its
-    equations of motion once however many stages and traces of diffrax's step call them."""
+    """The joint-coordinate engine inherits the interface's nested jit of the flat vector
+    field (``AbstractMechanism.flat_vector_field``), and the peak tracking's evaluations are
+    nested jits: a solve traces its equations of motion once however many stages and traces
+    of diffrax's step call them."""
     from model.mechanics.tree import mechanism as tree
 
     calls = {"field": 0}
