@@ -1,5 +1,5 @@
-"""Nonlinear dynamics: Lyapunov exponents, stroboscopic Poincaré sections and the
-classification of a motion as periodic, quasi-periodic or chaotic."""
+"""Nonlinear dynamics: Lyapunov exponents, stroboscopic and hyperplane Poincaré sections
+and the classification of a motion as periodic, quasi-periodic or chaotic."""
 
 from .lyapunov import LyapunovResult as LyapunovResult
 from .lyapunov import initial_tangents as initial_tangents
@@ -13,3 +13,9 @@ from .mechanism import MechanismSection as MechanismSection
 from .mechanism import driver_period as driver_period
 from .mechanism import mechanism_section as mechanism_section
 from .mechanism import periodic_driver as periodic_driver
+from .crossings import DIRECTIONS as DIRECTIONS
+from .crossings import Crossings as Crossings
+from .crossings import CrossingTracking as CrossingTracking
+from .crossings import Hyperplane as Hyperplane
+from .crossings import crossing_period as crossing_period
+from .mechanism import SectionQuantity as SectionQuantity

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, PyTree
 
 from ..integrate.step_guard import AbstractWrappedController
+from .crossings import CrossingTracking, Crossings, Hyperplane, empty_crossings
 
 
 class LyapunovResult(eqx.Module):
@@ -36,7 +37,9 @@ class LyapunovResult(eqx.Module):
     absolute change of the running estimate over the last quarter of the intervals, the
     convergence indicator; ``sections``: the state at the end of each interval (the
     stroboscopic section when ``interval`` is the forcing period); ``section_times``;
-    ``success``: every solve ended without a solver failure and the exponents are finite.
+    ``success``: every solve ended without a solver failure and the exponents are finite;
+    ``crossings``: the hyperplane section's crossings (:mod:`model.nonlinear.crossings`),
+    ``None`` without a hyperplane.
     """
 
     exponents: Float[Array, " k"]
@@ -45,6 +48,7 @@ class LyapunovResult(eqx.Module):
     sections: Float[Array, "intervals n"]
     section_times: Float[Array, " intervals"]
     success: Bool[Array, ""]
+    crossings: Crossings | None = None
 
 
 def tangent_field(field: Callable) -> Callable:
@@ -93,14 +97,20 @@ class TangentRelativeError(AbstractWrappedController):
                                                controller_state)
 
 
-def _solve(term, solver, controller, t0, t1, state, args, max_steps, adjoint):
+def _solve(term, solver, controller, t0, t1, state, args, max_steps, adjoint, hyperplane=None, crossings=None):
+    """The state at ``t1``, whether the solve succeeded and, with a ``hyperplane``, the
+    ``crossings`` buffer after this solve's accepted steps (the state's first part)."""
+    if hyperplane is not None:
+        solver = CrossingTracking(solver, hyperplane, crossings, part=0)
     solution = diffrax.diffeqsolve(
         term, solver, t0=t0, t1=t1, dt0=None, y0=state, args=args,
-        saveat=diffrax.SaveAt(t1=True), stepsize_controller=controller, max_steps=max_steps, throw=False,
-        adjoint=adjoint,
+        saveat=diffrax.SaveAt(t1=True, solver_state=hyperplane is not None), stepsize_controller=controller,
+        max_steps=max_steps, throw=False, adjoint=adjoint,
     )
     final = jax.tree.map(lambda leaf: leaf[-1], solution.ys)
-    return final, solution.result == diffrax.RESULTS.successful
+    if hyperplane is not None:
+        crossings = CrossingTracking.crossings_of(solution.solver_state)
+    return final, solution.result == diffrax.RESULTS.successful, crossings
 
 
 def _orthonormalise(tangents: Float[Array, "n k"]) -> tuple[Float[Array, "n k"], Float[Array, " k"]]:
@@ -139,6 +149,8 @@ def lyapunov_exponents(
     max_steps: int = 100_000,
     mask: Float[Array, " n"] | None = None,
     adjoint: diffrax.AbstractAdjoint | None = None,
+    hyperplane: Hyperplane | None = None,
+    crossings_start: ArrayLike | None = None,
 ) -> LyapunovResult:
     """The ``num_exponents`` largest Lyapunov exponents of ``dy/dt = field(t, y, args)``.
 
@@ -159,6 +171,10 @@ def lyapunov_exponents(
     relative to its own norm (:class:`TangentRelativeError`). ``adjoint``: diffrax's
     (default ``RecursiveCheckpointAdjoint``, for ``jax.grad``; ``diffrax.ForwardMode()``
     for ``jax.jvp``/``jax.jacfwd``).
+
+    ``hyperplane``: also record the crossings of that hyperplane of the state by the
+    accepted steps of every solve (:class:`model.nonlinear.crossings.CrossingTracking`),
+    from the time ``crossings_start`` on (default: the start of the counted intervals).
     """
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     solver = diffrax.Tsit5() if solver is None else solver
@@ -177,10 +193,14 @@ def lyapunov_exponents(
     # a zero offset
     waiting = jnp.where((jnp.asarray(offset) > 0.0) | (transient_intervals == 0), 0, 1)
 
+    if crossings_start is None:
+        crossings_start = start + transient_intervals * interval
+    crossings = None if hyperplane is None else empty_crossings(hyperplane, n, crossings_start)
+
     # one scan over offset, transient and counted intervals, so that one traced solve serves
     # every step and no solve is longer than the offset or one interval
     def step(carry, index):
-        y, tangents, logs, ok = carry
+        (y, tangents, logs, ok), crossings = carry
         t_begin = jnp.where(index == 0, t0, start + (index - 1) * interval)
         t_end = start + index * interval
         # the tangents wait for the end of the first interval that has a length (the
@@ -188,25 +208,26 @@ def lyapunov_exponents(
         # singularity of the linearisation, e.g. a journal exactly centred in its bearing
         # (its contact normal undefined, the normal's derivative unbounded nearby)
         active = jnp.where(index > waiting, 1.0, 0.0)
-        (y, tangents, _), solved = _solve(term, solver, stepsize_controller, t_begin, t_end,
-                                          (y, tangents, active), args, max_steps, adjoint)
+        (y, tangents, _), solved, crossings = _solve(term, solver, stepsize_controller, t_begin, t_end,
+                                                     (y, tangents, active), args, max_steps, adjoint, hyperplane,
+                                                     crossings)
         if num_exponents:
             if mask is not None:
                 tangents = tangents * mask[:, None]
             tangents, growth = _orthonormalise(tangents)
             logs = logs + jnp.where(index < skipped, 0.0, growth)
         elapsed = jnp.maximum(index - transient_intervals, 1) * interval
-        return (y, tangents, logs, ok & solved), (y, logs / elapsed, t_end)
+        return ((y, tangents, logs, ok & solved), crossings), (y, logs / elapsed, t_end)
 
     init = (y0, initial_tangents(n, num_exponents, mask), jnp.zeros(num_exponents), jnp.asarray(True))
     steps = jnp.arange(skipped + num_intervals)
-    (_, _, _, ok), (sections, history, times) = jax.lax.scan(step, init, steps)
+    ((_, _, _, ok), crossings), (sections, history, times) = jax.lax.scan(step, (init, crossings), steps)
     sections, history, times = sections[skipped:], history[skipped:], times[skipped:]
     exponents = history[-1]
     quarter = history[num_intervals - max(num_intervals // 4, 1) - 1:]
     change = jnp.max(jnp.abs(quarter - exponents), axis=0)
     success = ok & jnp.all(jnp.isfinite(exponents)) & jnp.all(jnp.isfinite(sections[-1]))
-    return LyapunovResult(exponents, history, change, sections, times, success)
+    return LyapunovResult(exponents, history, change, sections, times, success, crossings)
 
 
 __all__ = ["LyapunovResult", "TangentRelativeError", "initial_tangents", "lyapunov_exponents", "tangent_field"]

@@ -6,6 +6,8 @@ once per driver period ``T = 2 pi / |speed|`` of the first constant-speed driver
 driver phase ``phase`` (rad past the driver's initial angle), after ``transient_periods``
 periods. The drivers' work is a quadrature (it does not act back on the motion) and is
 left out of the tangent space; positions, velocities and the impact memories are in it.
+A hyperplane section (:mod:`model.nonlinear.crossings`) of one of the section's
+coordinates (:class:`SectionQuantity`) can be recorded in the same solve.
 """
 
 from __future__ import annotations
@@ -25,7 +27,33 @@ from ..integrate.step_guard import AbstractWrappedController, RejectNonFinite
 from ..integrate.trajectory import Trajectory, trajectory_from_states
 from ..mechanics.interface import AbstractMechanism, flat_vector_field
 from .classify import classify_motion, section_period
+from .crossings import Crossings, Hyperplane, crossing_period
 from .lyapunov import LyapunovResult, lyapunov_exponents
+
+QUANTITY_KINDS = ("position", "velocity", "eccentricity")
+
+
+class SectionQuantity(eqx.Module):
+    """One coordinate of a mechanism's section, as a function of its flat state: a body's
+    centre-of-mass position (m) or velocity (m/s) along a ground axis, or a clearance
+    joint's eccentricity component (m; the ``Trajectory`` fields ``body_positions``,
+    ``body_velocities``, ``eccentricity`` at ``[index, component]``). Evaluated through
+    :func:`~model.integrate.trajectory.trajectory_from_states`, so every engine reports it
+    in its absolute description (the joint-coordinate tree too)."""
+
+    kind: str = eqx.field(static=True)  # one of QUANTITY_KINDS
+    index: int = eqx.field(static=True)  # body or clearance joint
+    component: int = eqx.field(static=True)  # axis
+
+    def __check_init__(self):
+        if self.kind not in QUANTITY_KINDS:
+            raise ValueError(f"unknown section quantity {self.kind!r}; choose from {QUANTITY_KINDS}")
+
+    def __call__(self, mechanism: AbstractMechanism, flat: Float[Array, " n"]) -> Float[Array, ""]:
+        trajectory = trajectory_from_states(mechanism, jnp.zeros(1, flat.dtype), mechanism.unflatten(flat[None]))
+        field = {"position": lambda: trajectory.body_positions, "velocity": lambda: trajectory.body_velocities,
+                 "eccentricity": lambda: trajectory.eccentricity}[self.kind]()
+        return field[0, self.index, self.component]
 
 
 def periodic_driver(mechanism: AbstractMechanism) -> int:
@@ -89,13 +117,23 @@ class MechanismSection(eqx.Module):
     section states post-processed as a :class:`~model.Trajectory` (eccentricities, body
     positions and velocities at each section time); ``period``: the section's period in
     driver periods (0: none up to ``max_period``); ``motion``: the code of
-    :data:`model.nonlinear.classify.MOTION_NAMES`.
+    :data:`model.nonlinear.classify.MOTION_NAMES`. With a hyperplane: ``crossings`` (the
+    buffer, ``lyapunov.crossings``), ``crossing_section`` (its stored states
+    post-processed; the slots past ``crossings.stored`` repeat the first crossing) and
+    ``distinct`` (the number of distinct crossing points of a periodic motion, 0 when the
+    crossings do not repeat); ``period`` and ``motion`` are then the hyperplane section's.
     """
 
     lyapunov: LyapunovResult
     section: Trajectory
     period: Int[Array, ""]
     motion: Int[Array, ""]
+    crossing_section: Trajectory | None = None
+    distinct: Int[Array, ""] | None = None
+
+    @property
+    def crossings(self) -> Crossings | None:
+        return self.lyapunov.crossings
 
 
 def section_coordinates(mechanism: AbstractMechanism, section: Trajectory) -> Float[Array, "samples d"]:
@@ -137,6 +175,8 @@ def mechanism_section(
     chaos_threshold: ArrayLike = 0.01,
     reverse_differentiable: bool = True,
     start: ContinuedStart | None = None,
+    hyperplane: Hyperplane | None = None,
+    crossing_transient: ArrayLike | None = None,
 ) -> MechanismSection:
     """Section, exponents and motion class of ``mechanism`` (planar or spatial, with a
     constant-speed driver) integrated with ``settings``' explicit solver and step-size control.
@@ -156,6 +196,12 @@ def mechanism_section(
     projecting the state onto this mechanism's ideal joints at ``t0`` (a changed driver
     speed changes the velocities the joints allow; trees need no projection); the section
     samples then follow at ``t0 + (transient_periods + k + 1) T``.
+
+    ``hyperplane`` (its quantity e.g. a :class:`SectionQuantity`): also the crossings of
+    that hyperplane over the same solve, located on the accepted steps' dense output
+    (:mod:`model.nonlinear.crossings`), counted from ``crossing_transient`` seconds after
+    the start (default: the end of the transient periods, where the stroboscopic samples
+    begin); the period test then runs on the crossings (:func:`crossing_period`).
     """
     if settings.solver not in EXPLICIT_SOLVERS:
         raise ValueError(f"the exponents integrate the tangents with an explicit solver; got {settings.solver!r} "
@@ -176,14 +222,25 @@ def mechanism_section(
         stepsize_controller=_controller(mechanism, settings), max_steps=settings.max_steps,
         mask=tangent_mask(mechanism, y0),
         adjoint=diffrax.RecursiveCheckpointAdjoint() if reverse_differentiable else diffrax.ForwardMode(),
+        hyperplane=hyperplane, crossings_start=None if crossing_transient is None else t0 + crossing_transient,
     )
     section = trajectory_from_states(mechanism, result.section_times, mechanism.unflatten(result.sections))
-    period = section_period(section_coordinates(mechanism, section), max_period, period_tolerance)
+    crossing_section = distinct = None
+    if hyperplane is None:
+        period = section_period(section_coordinates(mechanism, section), max_period, period_tolerance)
+    else:
+        crossings = result.crossings
+        stored = jnp.arange(hyperplane.capacity) < crossings.stored
+        states = jnp.where(stored[:, None], crossings.states, crossings.states[0])
+        times = jnp.where(stored, crossings.times, crossings.times[0])
+        crossing_section = trajectory_from_states(mechanism, times, mechanism.unflatten(states))
+        period, distinct = crossing_period(section_coordinates(mechanism, crossing_section), times, crossings.count,
+                                           period_s, max_period, period_tolerance)
     largest = result.exponents[0] if num_exponents else None
     change = result.change[0] if num_exponents else None
     motion = classify_motion(period, largest, change, chaos_threshold / period_s, result.success)
-    return MechanismSection(result, section, period, motion)
+    return MechanismSection(result, section, period, motion, crossing_section, distinct)
 
 
-__all__ = ["ContinuedStart", "MechanismSection", "driver_period", "mechanism_section", "periodic_driver", "section_coordinates",
+__all__ = ["QUANTITY_KINDS", "ContinuedStart", "MechanismSection", "SectionQuantity", "driver_period", "mechanism_section", "periodic_driver", "section_coordinates",
            "tangent_mask"]
