@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..config import Angle, FieldError, config_error
-from ..sweeping.table import SCALES, Boolean, DottedPath, _choice, _integer
+from ..sweeping.table import SCALES, Boolean, DottedPath, HyperplaneTable, _choice, _integer, check_hyperplane_capacity
 
 
 class ValuesTable(BaseModel):
@@ -40,6 +40,9 @@ class BifurcationTable(BaseModel):
                                                   "more than `max_period`")
     section: Angle = Field(0.0, description="driver angle of the section past its initial angle (rad; "
                                              "e.g. \"90 deg\")")
+    hyperplane: HyperplaneTable | None = Field(
+        None, description="also a Poincaré section on crossing a hyperplane (crossings.parquet); period and motion are "
+                          "then the crossings' (docs/nonlinear.md)")
     lyapunov: Boolean = Field(True, description="also compute the largest Lyapunov exponent (1/s)")
     max_period: _integer(1) = Field(8, description="longest period looked for, in driver periods (count)")
     period_tolerance: float = Field(1e-3, gt=0.0, description="section points repeat when they agree within this "
@@ -66,6 +69,7 @@ class BifurcationTable(BaseModel):
         if self.periods <= self.max_period:
             raise FieldError(["periods"], f"{self.periods} section samples after the transient cannot show a period "
                                           f"up to max_period = {self.max_period}; give more than {self.max_period}")
+        check_hyperplane_capacity(self.hyperplane, self.max_period)
         return self
 
 

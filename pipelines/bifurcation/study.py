@@ -22,7 +22,7 @@ from sweep.run import pad_rows
 from ..config import MechanismConfig
 from ..config.loading import load_pipeline_mechanism, si_value_in_base
 from ..errors import ConfigError
-from ..sweeping.section import section_columns, section_samples
+from ..sweeping.section import CROSSINGS, DISTINCT, HyperplaneSpec, crossing_rows, section_columns, section_samples
 from .schema import BifurcationTable, parse_bifurcation_table
 
 KEY = "bifurcation"
@@ -38,6 +38,7 @@ class BifurcationStudy:
     source: str
     values: np.ndarray
     unit: str  # SI unit of the values ("" dimensionless)
+    hyperplane: HyperplaneSpec | None = None  # [bifurcation.hyperplane] in SI
 
 
 def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> BifurcationStudy:
@@ -67,7 +68,15 @@ def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> Bifurca
         raise ConfigError(source, "simulation.solver", f"the Lyapunov exponents need an explicit solver "
                                                        f"({', '.join(sorted(_explicit_solvers()))}); got {solver!r}")
     values = grid_values((bounds[0], bounds[1]), table.values.count, table.values.scale)
-    return BifurcationStudy(table, base, source, values, base.unit_of_path(table.parameter))
+    hyperplane = HyperplaneSpec.of(table.hyperplane)
+    if hyperplane is not None:
+        from ..build import build_mechanism
+
+        try:
+            hyperplane.hyperplane(build_mechanism(base))
+        except ValueError as error:
+            raise ConfigError(source, f"{KEY}.hyperplane.quantity", str(error)) from None
+    return BifurcationStudy(table, base, source, values, base.unit_of_path(table.parameter), hyperplane)
 
 
 def _explicit_solvers():
@@ -84,10 +93,12 @@ def _solver(base: MechanismConfig) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class BifurcationResult:
-    """``summary``: one row per value; ``sections``: one row per value and section sample."""
+    """``summary``: one row per value; ``sections``: one row per value and section sample;
+    ``crossings``: with a hyperplane, one row per value and stored crossing."""
 
     summary: pd.DataFrame
     sections: pd.DataFrame
+    crossings: pd.DataFrame | None = None
 
 
 def section_function(study: BifurcationStudy):
@@ -106,6 +117,7 @@ def section_function(study: BifurcationStudy):
     settings = solver_settings(study.base)
     parameters = ParameterMap(mechanism, [study.table.parameter], study.source)
     table = study.table
+    hyperplane = None if study.hyperplane is None else study.hyperplane.hyperplane(mechanism)
 
     def one(values, start=None):
         varied = parameters.apply(mechanism, values)
@@ -113,7 +125,8 @@ def section_function(study: BifurcationStudy):
             varied, settings, transient_periods=table.transient_periods, periods=table.periods,
             phase=table.section, num_exponents=1 if table.lyapunov else 0, max_period=table.max_period,
             period_tolerance=table.period_tolerance, chaos_threshold=table.chaos_threshold,
-            reverse_differentiable=False, start=start,
+            reverse_differentiable=False, start=start, hyperplane=hyperplane,
+            crossing_transient=None if study.hyperplane is None else study.hyperplane.transient,
         )
         return {**section_samples(outcome, table.lyapunov), END_STATE: outcome.lyapunov.sections[-1]}
 
@@ -181,4 +194,10 @@ def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> Bifurcati
     })
     columns = {path: np.repeat(study.values, study.table.periods),
                **section_columns(mechanism, merged, study.table.periods)}
-    return BifurcationResult(summary, pd.DataFrame(columns))
+    crossings = None
+    if study.hyperplane is not None:
+        summary[CROSSINGS] = merged[CROSSINGS].astype(np.int64)
+        summary[DISTINCT] = merged[DISTINCT].astype(np.int64)
+        rows = crossing_rows(mechanism, merged)
+        crossings = pd.DataFrame({path: study.values[rows.pop("run")], **rows})
+    return BifurcationResult(summary, pd.DataFrame(columns), crossings)

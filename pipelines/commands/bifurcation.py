@@ -3,7 +3,8 @@ exponent and the motion class (periodic with its period, quasi-periodic, chaotic
 mechanism over one parameter.
 
 Writes ``bifurcation.parquet`` (one row per value), ``sections.parquet`` (one row per value
-and section sample), ``bifurcation.json`` (the resolved study and timings) and PNG figures
+and section sample), with ``[bifurcation.hyperplane]`` ``crossings.parquet`` (one row per
+value and crossing), ``bifurcation.json`` (the resolved study and timings) and PNG figures
 to ``--out`` (default ``outputs/bifurcation/<config name>/``). See ``docs/nonlinear.md``.
 """
 
@@ -33,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     write_parquet(out / "bifurcation.parquet", result.summary)
     write_parquet(out / "sections.parquet", result.sections)
+    if result.crossings is not None:
+        write_parquet(out / "crossings.parquet", result.crossings)
     write_json(out / "bifurcation.json", {
         "config": str(args.config), "base": study.base.source, "parameter": table.parameter, "unit": study.unit,
         "values": study.values.tolist(), "table": table.model_dump(), "seconds": seconds,
@@ -44,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
         plots = plot_bifurcation(study, result, out)
     print(result.summary.to_string(index=False))
-    print(f"{seconds:.1f} s; wrote {out}/bifurcation.parquet, sections.parquet, bifurcation.json"
+    print(f"{seconds:.1f} s; wrote {out}/bifurcation.parquet, sections.parquet, "
+          + ("crossings.parquet, " if result.crossings is not None else "") + "bifurcation.json"
           + (f", {', '.join(plots)}" if plots else ""))
     return 0

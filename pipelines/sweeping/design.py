@@ -141,8 +141,18 @@ def parse_design(pipeline: Mapping[str, Any], base: MechanismConfig, source: str
             raise ConfigError(source, "sweep.section.lyapunov", "lyapunov_max integrates the tangents with an "
                                                                 f"explicit solver ({', '.join(sorted(EXPLICIT_SOLVERS))}); "
                                                                 "set simulation.solver")
+        from .section import HyperplaneSpec
+
+        hyperplane = HyperplaneSpec.of(table.section.hyperplane)
+        if hyperplane is not None:
+            from ..build import build_mechanism
+
+            try:
+                hyperplane.hyperplane(build_mechanism(base))
+            except ValueError as error:
+                raise ConfigError(source, "sweep.section.hyperplane.quantity", str(error)) from None
         section = SectionSpec(table.section.transient_periods, table.section.periods, table.section.max_period,
-                              table.section.lyapunov)
+                              table.section.lyapunov, hyperplane)
     return SweepDesign(table.design, parameters, samples, table.seed, source, table.sensitivity,
                        tuple(dict.fromkeys(table.derivatives)), section)
 

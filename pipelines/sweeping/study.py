@@ -68,6 +68,7 @@ class SweepStudy:
     provenance: dict = dataclasses.field(default_factory=dict)
     sobol: pd.DataFrame | None = None
     poincare: pd.DataFrame | None = None  # with [sweep.section]: every point's section samples
+    crossings: pd.DataFrame | None = None  # with [sweep.section.hyperplane]: every point's crossings
 
     @property
     def continuous_paths(self) -> tuple[str, ...]:
@@ -295,11 +296,12 @@ def run_sweep(
         if isinstance(executor, str) and isinstance(runner, (ProcessExecutor, RayExecutor)):  # made here
             runner.close()
     frame = sweep_results(design, groups, store.rows(), list(units), continuous)
-    poincare = None
+    poincare = crossings = None
     if design.section is not None:
         from .section import UNITS, section_metrics
 
-        columns, poincare = section_metrics(groups, frame["point"].to_numpy(), design.section, progress=progress)
+        columns, poincare, crossings = section_metrics(groups, frame["point"].to_numpy(), design.section,
+                                                       progress=progress)
         for name, column in columns.items():
             frame[name] = column
         units = {**units, **{name: UNITS[name] for name in columns if name in UNITS}}
@@ -308,6 +310,7 @@ def run_sweep(
         getattr(runner, "name", str(executor)), chunk_size, len(finished), provenance,
     )
     study.poincare = poincare
+    study.crossings = crossings
     if design.sensitivity:
         from sweep.sensitivity import sobol_indices
 
@@ -369,6 +372,9 @@ def write_sweep(study: SweepStudy, out_dir: str | Path, plot_metrics: Sequence[s
     if study.poincare is not None:
         written.append(out_dir / "poincare.parquet")
         write_parquet(written[-1], study.poincare)
+    if study.crossings is not None:
+        written.append(out_dir / "crossings.parquet")
+        write_parquet(written[-1], study.crossings)
     # the figures last, so the results are on disk before matplotlib is even imported
     design, continuous = PlotDesign.of(study.design), study.continuous_paths
     jobs = [(out_dir / "metrics.png", "metrics", (study.frame, design, continuous, metrics, study.units)),

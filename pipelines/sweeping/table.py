@@ -92,6 +92,65 @@ class ParameterTable(BaseModel):
         return self
 
 
+# section-coordinate suffixes a hyperplane section may cross, with their dimensions: the
+# columns of sections.parquet / poincare.parquet (body centre position and velocity, a
+# clearance joint's eccentricity); angles, which grow by whole turns, are not among them
+HYPERPLANE_SUFFIXES = {"x": "length", "y": "length", "z": "length", "vx": "velocity", "vy": "velocity",
+                       "vz": "velocity", "ex": "length", "ey": "length", "ez": "length"}
+DIRECTIONS = ("up", "down", "both")
+
+
+def _section_column(value: Any) -> str:
+    if not isinstance(value, str) or "." not in value or value.rsplit(".", 1)[1] not in HYPERPLANE_SUFFIXES:
+        raise PydanticCustomError("message", f"expected a section column \"<body>.<x|y|z|vx|vy|vz>\" or "
+                                             f"\"<joint>.<ex|ey|ez>\", got {value!r}")
+    return value
+
+
+class HyperplaneTable(BaseModel):
+    """``[bifurcation.hyperplane]`` / ``[sweep.section.hyperplane]``: a Poincaré section on
+    crossing a hyperplane of the state, one of the section's columns crossing a value
+    (docs/nonlinear.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    quantity: Annotated[str, BeforeValidator(_section_column)] = Field(
+        description="the section column that crosses `value`: a body's centre <body>.x, .y, .z (m) or .vx, .vy, .vz "
+                    "(m/s), or a clearance joint's eccentricity <joint>.ex, .ey, .ez (m)")
+    value: Any = Field(description="the level crossed, in the quantity's units (e.g. \"120 mm\", \"0 m/s\")")
+    direction: _choice("direction", DIRECTIONS) = Field(
+        "up", description="which crossings count: `up` (quantity increasing through `value`), `down` or `both`")
+    capacity: _integer(2) = Field(64, description="the most crossings kept per run (count); more are counted, "
+                                                  "not stored")
+    transient: Any = Field(None, description="time from the start before crossings count (s; e.g. \"0.1 s\"); "
+                                             "default: the `transient_periods` (and the section phase)")
+
+    @model_validator(mode="after")
+    def _units(self) -> "HyperplaneTable":
+        from ..units import UnitError, quantity_to_si
+
+        dimension = HYPERPLANE_SUFFIXES[self.quantity.rsplit(".", 1)[1]]
+        for key, value, kind in (("value", self.value, dimension), ("transient", self.transient, "time")):
+            if value is None:
+                continue
+            try:
+                si = quantity_to_si(value, kind)
+            except UnitError as error:
+                raise FieldError([key], str(error)) from None
+            if key == "transient" and si < 0.0:
+                raise FieldError([key], f"expected a time >= 0, got {value!r}")
+        return self
+
+    def si(self, key: str) -> float | None:
+        """``value`` (m or m/s) or ``transient`` (s) in SI; ``None`` for an unset ``transient``."""
+        from ..units import quantity_to_si
+
+        value = getattr(self, key)
+        if value is None:
+            return None
+        return quantity_to_si(value, "time" if key == "transient" else HYPERPLANE_SUFFIXES[self.quantity.rsplit(".", 1)[1]])
+
+
 class SectionTable(BaseModel):
     """``[sweep.section]``: ask for every point's Poincaré section (``poincare.parquet``) and
     the metrics ``period``, ``motion`` and ``lyapunov_max`` (docs/nonlinear.md)."""
@@ -106,13 +165,27 @@ class SectionTable(BaseModel):
                                                    "looks for (count; period 0: none up to it)")
     lyapunov: Boolean = Field(True, description="also compute the metric lyapunov_max, the largest Lyapunov "
                                                 "exponent (1/s)")
+    hyperplane: HyperplaneTable | None = Field(
+        None, description="also a section on crossing a hyperplane (crossings.parquet); period and motion are then "
+                          "the crossings' (docs/nonlinear.md)")
 
     @model_validator(mode="after")
     def _enough_periods(self) -> "SectionTable":
         if self.periods < 2 * self.max_period:
             raise FieldError(["periods"], f"at least 2 x max_period = {2 * self.max_period} samples are needed to "
                                           f"find a period up to {self.max_period}; got {self.periods}")
+        check_hyperplane_capacity(self.hyperplane, self.max_period)
         return self
+
+
+def check_hyperplane_capacity(hyperplane: HyperplaneTable | None, max_period: int) -> None:
+    """A hyperplane section must hold two repetitions of a period up to ``max_period``
+    with at least one crossing per driver period (``FieldError`` on
+    ``hyperplane.capacity`` otherwise)."""
+    if hyperplane is not None and hyperplane.capacity < 2 * max_period:
+        raise FieldError(["hyperplane", "capacity"], f"at least 2 x max_period = {2 * max_period} crossings are "
+                                                     f"needed to find a period up to {max_period}; got "
+                                                     f"{hyperplane.capacity}")
 
 
 class SweepTable(BaseModel):

@@ -1,0 +1,93 @@
+"""Hyperplane sections (``model/nonlinear/crossings.py``) against closed forms.
+
+The harmonic oscillator ``x'' = -x`` from ``(1, 0)`` is ``x = cos t``: it crosses
+``x = c`` upward at ``t = 2 pi (k + 1) - arccos c`` and downward at ``arccos c + 2 pi k``,
+with ``v = -sin t`` there. The crossings are located on the solver's dense output, so
+they hold to the integrator's tolerance whatever the solve's segmentation (the section
+interval), which only moves the step ends.
+"""
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import equinox as eqx
+
+from model.nonlinear import DIRECTIONS, Hyperplane, crossing_period
+from model.nonlinear.crossings import empty_crossings, record_crossing
+from model.nonlinear.lyapunov import lyapunov_exponents
+
+INTERVALS = 6
+
+
+def _oscillator(y, _args=None):
+    return y[0]
+
+
+def _crossings(level, interval, direction):
+    hyperplane = Hyperplane(lambda args, y: _oscillator(y), level, DIRECTIONS[direction], 16)
+    result = lyapunov_exponents(
+        lambda t, y, args: jnp.stack([y[1], -y[0]]), jnp.array([1.0, 0.0]), None, t0=0.0, interval=interval,
+        num_intervals=INTERVALS, num_exponents=0, stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-12),
+        hyperplane=hyperplane, crossings_start=0.0)
+    return result.crossings
+
+
+def test_oscillator_crossings_are_the_closed_form_for_any_segmentation():
+    levels = jnp.array([0.5, -0.3])
+    # two section intervals (two different step sequences), two levels, one vmapped compile
+    run = jax.jit(jax.vmap(jax.vmap(lambda level, interval: _crossings(level, interval, "both"), (0, None)),
+                           (None, 0)))
+    crossings = run(levels, jnp.array([2 * np.pi, 0.77]))
+    for k, level in enumerate(np.asarray(levels)):
+        down = np.arccos(level) + 2 * np.pi * np.arange(8)
+        expected = np.sort(np.concatenate([down, 2 * np.pi * np.arange(1, 9) - np.arccos(level)]))
+        for segmentation in range(2):
+            c = jax.tree.map(lambda leaf: np.asarray(leaf[segmentation, k]), crossings)
+            span = 2 * np.pi * INTERVALS if segmentation == 0 else 0.77 * INTERVALS
+            wanted = expected[expected < span]
+            assert int(c.count) == wanted.size
+            np.testing.assert_allclose(c.times[:wanted.size], wanted, rtol=0, atol=1e-8)
+            np.testing.assert_allclose(c.states[:wanted.size, 0], level, rtol=0, atol=1e-9)
+            np.testing.assert_allclose(c.states[:wanted.size, 1], -np.sin(wanted), rtol=0, atol=1e-8)
+            np.testing.assert_array_equal(c.directions[:wanted.size], np.where(np.sin(wanted) > 0, -1.0, 1.0))
+
+
+class _Line:
+    """A step's dense output ``y(t) = y0 + (t - t0) rate``."""
+
+    def __init__(self, t0, y0, rate):
+        self.t0, self.y0, self.rate = t0, y0, rate
+
+    def evaluate(self, t):
+        return self.y0 + (t - self.t0) * self.rate
+
+
+def test_direction_transient_and_capacity():
+    """Steps of a straight line up and down through 0: ``up`` keeps the rising crossings,
+    from ``start`` on, in a buffer of 2 that overflows while the count goes on."""
+    hyperplane = Hyperplane(lambda args, y: y[0], jnp.asarray(0.0), DIRECTIONS["up"], 2)
+    crossings = empty_crossings(hyperplane, 1, start=1.0)
+    crossings = eqx.tree_at(lambda c: c.level, crossings, jnp.asarray(-1.0))
+    record = jax.jit(lambda c, t0, y0, rate: record_crossing(c, hyperplane, None, _Line(t0, y0, rate), t0, t0 + 1.0,
+                                                             (y0 + rate)[0]))
+    for k in range(8):  # rising from -1 to 1 on even steps (root at t0 + 0.5), falling back on odd
+        rising = k % 2 == 0
+        crossings = record(crossings, float(k), jnp.array([-1.0 if rising else 1.0]), jnp.array([2.0 if rising else -2.0]))
+    assert int(crossings.count) == 3  # the rising crossings at 2.5, 4.5, 6.5 (0.5 is before start)
+    np.testing.assert_allclose(crossings.times, [2.5, 4.5], rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(crossings.directions, [1.0, 1.0])
+
+
+def test_crossing_period_counts_distinct_points():
+    """A period-2 orbit crossing twice per forcing period: four distinct points, period 2;
+    a sequence that never repeats: none."""
+    forcing = 0.1
+    points = np.array([[0.0, 1.0], [0.5, -1.0], [0.2, 1.0], [0.7, -1.0]] * 4)
+    times = np.arange(16) * forcing / 2
+    period = jax.jit(lambda p, count: crossing_period(p, jnp.asarray(times), count, forcing, 4, 1e-6))
+    assert tuple(map(int, period(jnp.asarray(points), 16))) == (2, 4)
+    assert tuple(map(int, period(jnp.asarray(points + np.arange(16)[:, None] * 1e-3), 16))) == (0, 0)
+    # stored slots past the count are not compared
+    assert tuple(map(int, period(jnp.asarray(points).at[12:].set(9.0), 12))) == (2, 4)
