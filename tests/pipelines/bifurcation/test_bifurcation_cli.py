@@ -33,6 +33,21 @@ stop = "6000 rpm"
 count = 2'''
 
 
+# the slider crossing x = L (both directions): r cos(theta) + sqrt(L^2 - r^2 sin^2 theta) = L
+# at cos(theta) = r / (2 L)
+HYPERPLANE = '''
+
+[bifurcation.hyperplane]
+quantity = "slider.x"
+value = "120 mm"
+direction = "both"
+capacity = 8
+
+[simulation]
+rtol = 1e-9  # at 1e-6 the constraints' drift moves the crossings by up to 2e-8 s
+atol = 1e-12'''
+
+
 def ideal_slider_crank(folder: Path) -> Path:
     """configs/flores_slider_crank.toml with the clearance pin made an ideal revolute joint."""
     text = FLORES.read_text()
@@ -50,8 +65,10 @@ def write_config(folder: Path, base: Path, bifurcation: str, name: str = "bifurc
 
 def test_ideal_slider_crank_section_is_its_kinematics(tmp_path, capsys):
     """At the section (crank at 90 deg) every revolution: the slider at
-    ``sqrt(L^2 - r^2)`` moving at ``-r omega``, period 1, for both speeds, one compile."""
-    config = write_config(tmp_path, ideal_slider_crank(tmp_path), TWO_SPEEDS_AT_90_DEG)
+    ``sqrt(L^2 - r^2)`` moving at ``-r omega``, for both speeds, one compile. Its crossings
+    of ``x = L`` at the closed-form crank angles ``+-arccos(r / 2L)``, one point per
+    direction: period 1 from the crossings as from the stroboscopic section."""
+    config = write_config(tmp_path, ideal_slider_crank(tmp_path), TWO_SPEEDS_AT_90_DEG + HYPERPLANE)
     out = tmp_path / "out"
     assert main(["bifurcation", str(config), "--out", str(out), "--no-progress"]) == 0
     summary = pd.read_parquet(out / "bifurcation.parquet")
@@ -65,6 +82,18 @@ def test_ideal_slider_crank_section_is_its_kinematics(tmp_path, capsys):
     np.testing.assert_allclose(sections["slider.vx"], -CRANK * np.repeat(speeds, 3), rtol=1e-5)
     period = 2 * np.pi / np.repeat(speeds, 3)  # after 1 transient period and the 90 deg phase: 2.25, 3.25, 4.25
     np.testing.assert_allclose(sections["t"], (np.tile(np.arange(3), 2) + 2.25) * period, rtol=1e-12)
+    crossings = pd.read_parquet(out / "crossings.parquet")
+    assert list(summary["crossings"]) == [6, 6] and list(summary["distinct_crossings"]) == [2, 2]
+    down = np.arccos(CRANK / (2 * CONROD))  # crank angle of the falling crossing, rad
+    # after the start at 2.25 revolutions: rising at 4 pi - down, falling at 4 pi + down, ...
+    angles = np.array([4 * np.pi - down, 4 * np.pi + down, 6 * np.pi - down, 6 * np.pi + down, 8 * np.pi - down,
+                       8 * np.pi + down])
+    theta, omega = np.tile(angles, 2), np.repeat(speeds, 6)
+    np.testing.assert_array_equal(crossings["direction"], np.tile([1, -1], 6))
+    np.testing.assert_allclose(crossings["t"], theta / omega, rtol=0, atol=1e-8)
+    slider_speed = -omega * (CRANK * np.sin(theta) + CRANK**2 * np.sin(theta) * np.cos(theta)
+                             / np.sqrt(CONROD**2 - CRANK**2 * np.sin(theta) ** 2))
+    np.testing.assert_allclose(crossings["slider.vx"], slider_speed, rtol=1e-5)
     for figure in ("bifurcation_diagram.png", "phase_portrait.png"):
         assert (out / figure).stat().st_size > 0
 
@@ -105,6 +134,13 @@ def test_continuation_starts_each_speed_where_the_previous_one_ended(tmp_path):
      '[bifurcation.values]\nstart = "1 mm"\nstop = "2000 rpm"\ncount = 2', "bifurcation.values.start"),
     (FLORES, 'parameter = "drivers.motor.speed"\ncontinuation = true\nbatch = 2\n'
      '[bifurcation.values]\nstart = "1000 rpm"\nstop = "2000 rpm"\ncount = 2', "bifurcation.batch"),
+    (FLORES, 'parameter = "drivers.motor.speed"\n[bifurcation.values]\nstart = "1000 rpm"\nstop = "2000 rpm"\n'
+     'count = 2\n[bifurcation.hyperplane]\nquantity = "piston.x"\nvalue = "0.1 m"', "bifurcation.hyperplane.quantity"),
+    (FLORES, 'parameter = "drivers.motor.speed"\n[bifurcation.values]\nstart = "1000 rpm"\nstop = "2000 rpm"\n'
+     'count = 2\n[bifurcation.hyperplane]\nquantity = "slider.vx"\nvalue = "0.1 m"', "bifurcation.hyperplane.value"),
+    (FLORES, 'parameter = "drivers.motor.speed"\n[bifurcation.values]\nstart = "1000 rpm"\nstop = "2000 rpm"\n'
+     'count = 2\n[bifurcation.hyperplane]\nquantity = "pin.ex"\nvalue = "0 m"\ndirection = "left"',
+     "bifurcation.hyperplane.direction"),
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, base, bifurcation, key):
     config = write_config(tmp_path, base, bifurcation)
