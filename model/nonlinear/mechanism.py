@@ -242,5 +242,6 @@ def mechanism_section(
     return MechanismSection(result, section, period, motion, crossing_section, distinct)
 
 
-__all__ = ["QUANTITY_KINDS", "ContinuedStart", "MechanismSection", "SectionQuantity", "driver_period", "mechanism_section", "periodic_driver", "section_coordinates",
+__all__ = ["QUANTITY_KINDS", "ContinuedStart", "MechanismSection", "SectionQuantity", "driver_period",
+           "mechanism_section", "periodic_driver", "section_coordinates",
            "tangent_mask"]

@@ -134,8 +134,8 @@ def crossing_rows(mechanism, samples: dict) -> dict[str, np.ndarray]:
     renamed = {name.removeprefix("crossing."): value for name, value in samples.items() if name.startswith("crossing.")}
     columns = section_columns(mechanism, renamed, capacity)
     keep = (np.arange(capacity)[None, :] < stored[:, None]).reshape(-1)
-    columns = {"crossing": columns.pop("section"), "direction": np.asarray(renamed["direction"]).reshape(-1).astype(np.int64),
-               **columns}
+    directions = np.asarray(renamed["direction"]).reshape(-1).astype(np.int64)
+    columns = {"crossing": columns.pop("section"), "direction": directions, **columns}
     runs = np.repeat(np.arange(stored.size), capacity)
     return {"run": runs[keep], **{name: value[keep] for name, value in columns.items()}}
 

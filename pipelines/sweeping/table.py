@@ -148,7 +148,8 @@ class HyperplaneTable(BaseModel):
         value = getattr(self, key)
         if value is None:
             return None
-        return quantity_to_si(value, "time" if key == "transient" else HYPERPLANE_SUFFIXES[self.quantity.rsplit(".", 1)[1]])
+        dimension = "time" if key == "transient" else HYPERPLANE_SUFFIXES[self.quantity.rsplit(".", 1)[1]]
+        return quantity_to_si(value, dimension)
 
 
 class SectionTable(BaseModel):

@@ -74,7 +74,8 @@ def test_direction_transient_and_capacity():
                                                              (y0 + rate)[0]))
     for k in range(8):  # rising from -1 to 1 on even steps (root at t0 + 0.5), falling back on odd
         rising = k % 2 == 0
-        crossings = record(crossings, float(k), jnp.array([-1.0 if rising else 1.0]), jnp.array([2.0 if rising else -2.0]))
+        start, rate = (-1.0, 2.0) if rising else (1.0, -2.0)
+        crossings = record(crossings, float(k), jnp.array([start]), jnp.array([rate]))
     assert int(crossings.count) == 3  # the rising crossings at 2.5, 4.5, 6.5 (0.5 is before start)
     np.testing.assert_allclose(crossings.times, [2.5, 4.5], rtol=0, atol=1e-14)
     np.testing.assert_array_equal(crossings.directions, [1.0, 1.0])

@@ -141,3 +141,22 @@ def test_spatial_crank_with_a_ball_in_its_socket_settles_on_a_period_one_orbit(t
     load = 0.1 * 0.05 * (300 * 2 * np.pi / 60) ** 2  # N, centripetal
     stiffness = float(mechanism.clearance_joints[0].stiffness())
     assert np.allclose(radial - 1e-4, (load / stiffness) ** (2 / 3), rtol=0.02)  # the penetration
+
+
+def test_hyperplane_section_of_a_periodic_orbit_agrees_with_the_stroboscopic_one():
+    """The Flores slider-crank's period-1 orbit with friction (above): its crossings of
+    ``slider.vx = 0`` both ways (the dead centres) give two distinct points, repeating
+    every revolution, as its stroboscopic section repeats every revolution."""
+    from model.nonlinear import DIRECTIONS, Hyperplane, SectionQuantity, section_period
+    from model.nonlinear.mechanism import section_coordinates
+
+    mechanism, settings = _mechanism(FLORES, "joints.pin.friction.model=coulomb_tanh",
+                                     "joints.pin.friction.coefficient=0.3", "joints.pin.contact.restitution=0.5",
+                                     "drivers.motor.speed=2000 rpm")
+    slider = list(mechanism.body_names).index("slider")
+    hyperplane = Hyperplane(SectionQuantity("velocity", slider, 0), jnp.asarray(0.0), DIRECTIONS["both"], 64)
+    result = jax.jit(lambda m: mechanism_section(m, settings, transient_periods=5, periods=20, num_exponents=0,
+                                                 hyperplane=hyperplane, reverse_differentiable=False))(mechanism)
+    stroboscopic = section_period(section_coordinates(mechanism, result.section), 8, 1e-3)
+    assert int(stroboscopic) == int(result.period) == 1 and int(result.distinct) == 2
+    assert int(result.crossings.count) == 40 and MOTION_NAMES[int(result.motion)] == "periodic"

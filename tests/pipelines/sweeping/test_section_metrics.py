@@ -41,6 +41,36 @@ def test_too_few_periods_for_the_longest_period(tmp_path, capsys):
     _one_error_line(capsys, path, "sweep.section.periods")
 
 
+def test_a_hyperplane_of_an_unknown_column_is_refused(tmp_path, capsys):
+    path = _write(tmp_path, CONFIGS / "flores_slider_crank.toml",
+                  section=SECTION + '[sweep.section.hyperplane]\nquantity = "piston.vx"\nvalue = "0 m/s"\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    _one_error_line(capsys, path, "sweep.section.hyperplane.quantity")
+
+
+@pytest.mark.slow
+def test_ideal_slider_crank_hyperplane_section_in_a_sweep(tmp_path):
+    """The slider's velocity crossing 0 both ways: at the dead centres, crank angle k pi
+    (``t = k pi / omega``), the slider at L + r and L - r; two distinct points, period 1 as
+    the stroboscopic section's; ``crossings.parquet`` has every point's crossings."""
+    section = (SECTION + 'lyapunov = false\n[sweep.section.hyperplane]\nquantity = "slider.vx"\nvalue = "0 m/s"\n'
+               'direction = "both"\n')
+    config = _write(tmp_path, ideal_slider_crank(tmp_path), section=section, speeds='["600 rpm", "900 rpm"]')
+    out = tmp_path / "out"
+    assert main(["sweep", str(config), "--out", str(out), "--executor", "local", "--no-progress"]) == 0
+    results = pd.read_parquet(out / "results.parquet")
+    assert (results["period"] == 1).all() and (results["distinct_crossings"] == 2).all()
+    assert (results["crossings"] == 2 * 12).all()  # two per revolution over the 12 counted ones
+    crossings = pd.read_parquet(out / "crossings.parquet")
+    for point, rows in crossings.groupby("point"):
+        omega = results.set_index("point").loc[point, "drivers.motor.speed"]
+        half_turns = np.round(rows["t"].to_numpy() * omega / np.pi)
+        np.testing.assert_allclose(rows["t"], half_turns * np.pi / omega, rtol=0, atol=1e-7)
+        top = half_turns % 2 == 0  # crank angle 2 k pi: the slider at L + r, turning back (down)
+        np.testing.assert_array_equal(rows["direction"], np.where(top, -1, 1))
+        np.testing.assert_allclose(rows["slider.x"], np.where(top, 0.17, 0.07), atol=1e-6)
+
+
 @pytest.mark.slow
 def test_ideal_slider_crank_section_in_a_sweep(tmp_path):
     """The ideal-joint slider-crank at two speeds: period 1 (one section point repeated),
