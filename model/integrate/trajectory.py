@@ -19,6 +19,21 @@ from .peaks import Peaks
 from ._diffrax import result_message as result_message  # its codes are Trajectory.result
 
 
+def planar_centres(coordinates: Float[Array, "... coords"]) -> Float[Array, "... bodies 2"]:
+    """The centre-of-mass components (x, y) of planar body coordinates ``(x, y, theta)``
+    or velocities ``(vx, vy, omega)`` per body (leading axes kept)."""
+    return coordinates.reshape(coordinates.shape[:-1] + (-1, 3))[..., :2]
+
+
+def spatial_centres(positions: Float[Array, "... coords"] | None = None,
+                    velocities: Float[Array, "... velocities"] | None = None) -> Float[Array, "... bodies 3"]:
+    """The centre-of-mass positions of spatial body coordinates ``(r, quaternion)``, or
+    the linear velocities of ``(rdot, omega)``, per body (leading axes kept)."""
+    if positions is not None:
+        return positions.reshape(positions.shape[:-1] + (-1, 7))[..., :3]
+    return velocities.reshape(velocities.shape[:-1] + (-1, 2, 3))[..., 0, :]
+
+
 class Trajectory(eqx.Module):
     """A solved trajectory sampled at the output times (SI units).
 
@@ -53,12 +68,12 @@ class Trajectory(eqx.Module):
     @property
     def body_positions(self) -> Float[Array, "times bodies 2"]:
         """Centre-of-mass positions (m), ground frame."""
-        return self.q.reshape(self.q.shape[0], -1, 3)[:, :, :2]
+        return planar_centres(self.q)
 
     @property
     def body_velocities(self) -> Float[Array, "times bodies 2"]:
         """Centre-of-mass velocities (m/s), ground frame."""
-        return self.qd.reshape(self.qd.shape[0], -1, 3)[:, :, :2]
+        return planar_centres(self.qd)
 
     @property
     def body_accelerations(self) -> Float[Array, "times bodies 2"]:
@@ -102,13 +117,13 @@ class SpatialTrajectory(eqx.Module):
     def body_positions(self) -> Float[Array, "times bodies 3"]:
         """Centre-of-mass positions (m), ground frame (each body's coordinates are its
         position and its unit quaternion)."""
-        return self.x.reshape(self.x.shape[0], -1, 7)[:, :, :3]
+        return spatial_centres(positions=self.x)
 
     @property
     def body_velocities(self) -> Float[Array, "times bodies 3"]:
         """Centre-of-mass velocities (m/s), ground frame (each body's velocities are its
         linear and angular velocity)."""
-        return self.v.reshape(self.v.shape[0], -1, 2, 3)[:, :, 0, :]
+        return spatial_centres(velocities=self.v)
 
     @property
     def body_accelerations(self) -> Float[Array, "times bodies 3"]:

@@ -24,8 +24,10 @@ from ..integrate.settings import EXPLICIT_SOLVERS, SolverSettings
 from ..integrate.solve import make_solver
 from ..integrate.step_bound import open_joint_step_bound
 from ..integrate.step_guard import AbstractWrappedController, RejectNonFinite
-from ..integrate.trajectory import Trajectory, trajectory_from_states
+from ..integrate.trajectory import Trajectory, planar_centres, spatial_centres, trajectory_from_states
 from ..mechanics.interface import AbstractMechanism, flat_vector_field
+from ..mechanics.spatial import SpatialMechanism
+from ..mechanics.tree import TreeMechanism
 from .classify import classify_motion, section_period
 from .crossings import Crossings, Hyperplane, crossing_period
 from .lyapunov import LyapunovResult, lyapunov_exponents
@@ -37,9 +39,11 @@ class SectionQuantity(eqx.Module):
     """One coordinate of a mechanism's section, as a function of its flat state: a body's
     centre-of-mass position (m) or velocity (m/s) along a ground axis, or a clearance
     joint's eccentricity component (m; the ``Trajectory`` fields ``body_positions``,
-    ``body_velocities``, ``eccentricity`` at ``[index, component]``). Evaluated through
-    :func:`~model.integrate.trajectory.trajectory_from_states`, so every engine reports it
-    in its absolute description (the joint-coordinate tree too)."""
+    ``body_velocities``, ``eccentricity`` at ``[index, component]``). A body's is read
+    from the state of an absolute-coordinate mechanism; an eccentricity, and any quantity
+    of the joint-coordinate tree, through
+    :func:`~model.integrate.trajectory.trajectory_from_states` (the absolute description
+    every engine reports)."""
 
     kind: str = eqx.field(static=True)  # one of QUANTITY_KINDS
     index: int = eqx.field(static=True)  # body or clearance joint
@@ -50,6 +54,14 @@ class SectionQuantity(eqx.Module):
             raise ValueError(f"unknown section quantity {self.kind!r}; choose from {QUANTITY_KINDS}")
 
     def __call__(self, mechanism: AbstractMechanism, flat: Float[Array, " n"]) -> Float[Array, ""]:
+        if self.kind != "eccentricity" and not isinstance(mechanism, TreeMechanism):
+            state = mechanism.unflatten(flat)
+            if isinstance(mechanism, SpatialMechanism):
+                centres = (spatial_centres(positions=state.x) if self.kind == "position"
+                           else spatial_centres(velocities=state.v))
+            else:
+                centres = planar_centres(state.q if self.kind == "position" else state.qd)
+            return centres[self.index, self.component]
         trajectory = trajectory_from_states(mechanism, jnp.zeros(1, flat.dtype), mechanism.unflatten(flat[None]))
         field = {"position": lambda: trajectory.body_positions, "velocity": lambda: trajectory.body_velocities,
                  "eccentricity": lambda: trajectory.eccentricity}[self.kind]()
@@ -224,16 +236,20 @@ def mechanism_section(
         adjoint=diffrax.RecursiveCheckpointAdjoint() if reverse_differentiable else diffrax.ForwardMode(),
         hyperplane=hyperplane, crossings_start=None if crossing_transient is None else t0 + crossing_transient,
     )
-    section = trajectory_from_states(mechanism, result.section_times, mechanism.unflatten(result.sections))
     crossing_section = distinct = None
     if hyperplane is None:
+        section = trajectory_from_states(mechanism, result.section_times, mechanism.unflatten(result.sections))
         period = section_period(section_coordinates(mechanism, section), max_period, period_tolerance)
     else:
         crossings = result.crossings
         stored = jnp.arange(hyperplane.capacity) < crossings.stored
         states = jnp.where(stored[:, None], crossings.states, crossings.states[0])
         times = jnp.where(stored, crossings.times, crossings.times[0])
-        crossing_section = trajectory_from_states(mechanism, times, mechanism.unflatten(states))
+        # the section and the crossings post-processed together: one trace of the evaluation
+        both = trajectory_from_states(mechanism, jnp.concatenate([result.section_times, times]),
+                                      mechanism.unflatten(jnp.concatenate([result.sections, states])))
+        section = jax.tree.map(lambda leaf: leaf[:periods] if jnp.ndim(leaf) else leaf, both)
+        crossing_section = jax.tree.map(lambda leaf: leaf[periods:] if jnp.ndim(leaf) else leaf, both)
         period, distinct = crossing_period(section_coordinates(mechanism, crossing_section), times, crossings.count,
                                            period_s, max_period, period_tolerance)
     largest = result.exponents[0] if num_exponents else None
