@@ -170,13 +170,16 @@ def crossing_period(points: Float[Array, "capacity d"], times: Float[Array, " ca
                     forcing_period: ArrayLike, max_period: int, tolerance: ArrayLike
                     ) -> tuple[Int[Array, ""], Int[Array, ""]]:
     """``(period, distinct)`` of a sequence of crossings: ``distinct`` is the smallest lag
-    ``q`` with every stored crossing within ``tolerance`` (max norm, the caller's
-    dimensionless coordinates) of the one ``q`` crossings later, over at least ``q`` pairs
-    (so the sequence repeats at least twice), i.e. the number of distinct crossing points;
-    ``period`` is the time of those ``q`` crossings in forcing periods, ``(t_q - t_0) / T``
-    rounded, when it is between 1 and ``max_period``. Both 0 when none is found. A
-    periodic orbit of period ``p`` repeats its crossings after exactly ``p T``."""
+    ``q`` with every stored crossing within ``tolerance`` (max norm) of the one ``q``
+    crossings later, over at least ``q`` pairs (so the sequence repeats at least twice),
+    i.e. the number of distinct crossing points; ``period`` is the time of those ``q``
+    crossings in forcing periods, ``(t_q - t_0) / T`` rounded, when it is between 1 and
+    ``max_period``. Both 0 when none is found. A periodic orbit of period ``p`` repeats its
+    crossings after exactly ``p T``, at the same forcing phase: the points compared are
+    the caller's dimensionless coordinates and the phase ``(cos, sin)(2 pi t / T)``."""
     capacity = points.shape[0]
+    phase = 2.0 * jnp.pi * times / forcing_period
+    points = jnp.concatenate([points, jnp.cos(phase)[:, None], jnp.sin(phase)[:, None]], axis=1)
     stored = jnp.minimum(count, capacity)
     lags = jnp.arange(1, capacity // 2 + 1)
 
