@@ -1,5 +1,6 @@
 """Figures of a bifurcation study (matplotlib, Agg): the bifurcation diagram, the
-Poincaré map, the largest exponent against the parameter and the section's phase plane."""
+Poincaré map, the largest exponent against the parameter, the section's phase plane and,
+with a hyperplane section, the crossings' diagram."""
 
 from __future__ import annotations
 
@@ -68,6 +69,9 @@ def plot_bifurcation(study: BifurcationStudy, result: BifurcationResult, out: Pa
         save_figure(out / "lyapunov.png", figure)
         written.append("lyapunov.png")
 
+    if result.crossings is not None and len(result.crossings):
+        written.append(_plot_crossings(study, result, out))
+
     figure, axis = plt.subplots(figsize=(6, 4.5), layout="constrained")
     points = axis.scatter(sections[f"{body}.x"] * 1e3, sections[f"{body}.vx"], c=sections[path], s=4, cmap="viridis")
     figure.colorbar(points, label=_parameter_label(study))
@@ -75,3 +79,32 @@ def plot_bifurcation(study: BifurcationStudy, result: BifurcationResult, out: Pa
     save_figure(out / "phase_portrait.png", figure)
     written.append("phase_portrait.png")
     return written
+
+
+def _companion(quantity: str) -> str:
+    """The section column plotted at a hyperplane's crossings: the other in-plane
+    eccentricity component of a joint (``.ey`` for ``.ex``, ``.ex`` otherwise), a body's
+    velocity for its position along the same axis and the position for the velocity."""
+    owner, suffix = quantity.rsplit(".", 1)
+    if suffix.startswith("e"):
+        return f"{owner}.{'ey' if suffix == 'ex' else 'ex'}"
+    return f"{owner}.{suffix[1:] if suffix.startswith('v') else 'v' + suffix}"
+
+
+def _plot_crossings(study: BifurcationStudy, result: BifurcationResult, out: Path) -> str:
+    crossings, path, hyperplane = result.crossings, study.table.parameter, study.hyperplane
+    coordinate = _companion(hyperplane.quantity)
+    velocity = coordinate.rsplit(".", 1)[1].startswith("v")
+    scale, unit = (1.0, "m/s") if velocity else (1e3, "mm")
+    figure, axis = plt.subplots(figsize=(7, 4.5), layout="constrained")
+    for direction, colour, label in ((1, "tab:blue", "up"), (-1, "tab:red", "down")):
+        chosen = crossings["direction"] == direction
+        if chosen.any():
+            axis.plot(crossings[path][chosen], crossings[coordinate][chosen] * scale, ".", color=colour, markersize=2,
+                      label=f"crossing {label}")
+    axis.legend()
+    level_unit = "m/s" if hyperplane.quantity.rsplit(".", 1)[1].startswith("v") else "m"
+    axis.set(title=f"Hyperplane section: {coordinate} where {hyperplane.quantity} = {hyperplane.value:g} {level_unit}",
+             xlabel=_parameter_label(study), ylabel=f"{coordinate} ({unit})")
+    save_figure(out / "crossings.png", figure)
+    return "crossings.png"

@@ -94,7 +94,7 @@ def test_ideal_slider_crank_section_is_its_kinematics(tmp_path, capsys):
     slider_speed = -omega * (CRANK * np.sin(theta) + CRANK**2 * np.sin(theta) * np.cos(theta)
                              / np.sqrt(CONROD**2 - CRANK**2 * np.sin(theta) ** 2))
     np.testing.assert_allclose(crossings["slider.vx"], slider_speed, rtol=1e-5)
-    for figure in ("bifurcation_diagram.png", "phase_portrait.png"):
+    for figure in ("bifurcation_diagram.png", "phase_portrait.png", "crossings.png"):
         assert (out / figure).stat().st_size > 0
 
 
