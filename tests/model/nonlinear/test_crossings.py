@@ -8,11 +8,11 @@ interval), which only moves the step ends.
 """
 
 import diffrax
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-import equinox as eqx
+import pytest
 
 from model.nonlinear import DIRECTIONS, Hyperplane, crossing_period
 from model.nonlinear.crossings import empty_crossings, record_crossing
@@ -92,3 +92,22 @@ def test_crossing_period_counts_distinct_points():
     assert tuple(map(int, period(jnp.asarray(points + np.arange(16)[:, None] * 1e-3), 16))) == (0, 0)
     # stored slots past the count are not compared
     assert tuple(map(int, period(jnp.asarray(points).at[12:].set(9.0), 12))) == (2, 4)
+
+
+@pytest.mark.validation
+def test_derivative_of_a_crossing_time():
+    """``d t / d c = 1 / sqrt(1 - c^2)`` for the first upward crossing of ``x = cos t``
+    through ``c`` (``t = 2 pi - arccos c``), by ``grad`` (checkpointed adjoint) and by
+    ``jacfwd`` (forward mode) through the solve and the root search."""
+    def first(level, adjoint):
+        hyperplane = Hyperplane(lambda args, y: _oscillator(y), level, DIRECTIONS["up"], 4)
+        result = lyapunov_exponents(
+            lambda t, y, args: jnp.stack([y[1], -y[0]]), jnp.array([1.0, 0.0]), None, t0=0.0, interval=2 * np.pi,
+            num_intervals=2, num_exponents=0, stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-12),
+            hyperplane=hyperplane, crossings_start=0.0, adjoint=adjoint)
+        return result.crossings.times[0]
+
+    level = 0.3
+    reverse = jax.jit(jax.grad(lambda c: first(c, diffrax.RecursiveCheckpointAdjoint())))(level)
+    forward = jax.jit(jax.jacfwd(lambda c: first(c, diffrax.ForwardMode())))(level)
+    np.testing.assert_allclose([reverse, forward], 1.0 / np.sqrt(1.0 - level**2), rtol=1e-8)
