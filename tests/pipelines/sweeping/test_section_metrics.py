@@ -49,6 +49,7 @@ def test_a_hyperplane_of_an_unknown_column_is_refused(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.validation
 def test_ideal_slider_crank_hyperplane_section_in_a_sweep(tmp_path):
     """The slider's velocity crossing 0 both ways: at the dead centres, crank angle k pi
     (``t = k pi / omega``), the slider at L + r and L - r; two distinct points, period 1 as
