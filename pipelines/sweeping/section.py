@@ -94,7 +94,13 @@ class SectionSpec:
     hyperplane: HyperplaneSpec | None = None
 
     def record(self) -> dict:
-        return dataclasses.asdict(self)
+        """The table as plain data; ``hyperplane`` only when set, so that a sweep without
+        one hashes the same record into its fingerprint whatever the schema's optional
+        tables."""
+        record = dataclasses.asdict(self)
+        if self.hyperplane is None:
+            record.pop("hyperplane")
+        return record
 
 
 def section_samples(outcome, lyapunov: bool) -> dict:
