@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
@@ -90,20 +91,23 @@ def with_profile(mechanism: Mechanism, joint: int, depth: Float[Array, " bins"])
 
 
 def simulate_life(mechanism: Mechanism, settings: SolverSettings, wear: ArchardWear, schedule: LifeSchedule,
-                  y0: PyTree | None = None) -> LifeHistory:
+                  y0: PyTree | Callable[[Mechanism], PyTree] | None = None) -> LifeHistory:
     """Run the life loop of the module docstring as a ``jax.lax.scan`` over
     ``schedule.updates + 1`` passes of :func:`model.simulate_with_wear` (each ``settings.t_end``
     long: the warm-up before ``wear.start_time`` and the counted cycles after it). The
     peaks count ``t >= wear.start_time`` (the mechanism's metrics window is replaced).
-    ``y0``: every pass's initial state (default: the mechanism's consistent one, with the
-    pass's profile). A planar :class:`~model.Mechanism` on the absolute engine."""
+    ``y0``: every pass's initial state, or a function of the pass's mechanism (its joint
+    worn to the pass's profile) returning it, e.g. to seat a journal in the worn bore
+    (default: the mechanism's consistent initial state). A planar :class:`~model.Mechanism`
+    on the absolute engine."""
     mechanism = dataclasses.replace(mechanism, metrics_window=MetricsWindow(
         skip=jnp.asarray(wear.start_time, float), revolutions=jnp.asarray(0.0)))
     clearance = mechanism.clearance_joints[wear.joint].clearance
 
     def one_pass(carry, _):
         depth, cycles = carry
-        trajectory, accumulated = simulate_with_wear(with_profile(mechanism, wear.joint, depth), settings, wear, y0)
+        worn = with_profile(mechanism, wear.joint, depth)
+        trajectory, accumulated = simulate_with_wear(worn, settings, wear, y0(worn) if callable(y0) else y0)
         peaks = trajectory.peaks
         largest = jnp.max(depth)
         record = (cycles, largest, clearance + largest, peaks.max_normal_force[wear.joint],

@@ -86,9 +86,10 @@ def rotating_bushing(clearance) -> Mechanism:
 
 
 def resting(mechanism: Mechanism) -> model.State:
-    """The journal resting on the new bushing's bottom under the load, the bushing spinning."""
+    """The journal resting under the load on the bottom of the bushing, worn uniformly (by
+    the mean of its profile), the bushing spinning."""
     joint = mechanism.clearance_joints[0]
-    sink = joint.clearance + (LOAD / joint.stiffness()) ** (1.0 / 1.5)
+    sink = joint.clearance + jnp.mean(joint.wear.depth) + (LOAD / joint.stiffness()) ** (1.0 / 1.5)
     return model.State(jnp.stack([0.0, 0.0, 0.0, 0.0, -sink, 0.0]), jnp.asarray([0.0, 0.0, SPEED, 0.0, 0.0, 0.0]),
                        jnp.zeros(1), jnp.zeros(()))
 
@@ -105,7 +106,7 @@ SCHEDULE = model.LifeSchedule.covering(3 * UPDATE, UPDATE, 1.0)
 
 def life_of(clearance):
     mechanism = rotating_bushing(clearance)
-    history = model.simulate_life(mechanism, SETTINGS, WEAR, SCHEDULE, resting(mechanism))
+    history = model.simulate_life(mechanism, SETTINGS, WEAR, SCHEDULE, resting)
     life, _ = model.service_life(history.cycles, history.equivalent_clearance, CLEARANCE + LIMIT_RISE)
     return life, history
 
