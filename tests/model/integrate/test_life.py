@@ -142,5 +142,5 @@ def test_life_of_a_uniformly_wearing_journal_is_archards(lives):
 @pytest.mark.slow
 @pytest.mark.validation
 def test_life_derivative_matches_finite_differences_and_the_closed_form(lives):
-    np.testing.assert_allclose(lives["derivative"], lives["difference"], rtol=1e-4)
+    np.testing.assert_allclose(lives["derivative"], lives["difference"], rtol=1e-6)
     np.testing.assert_allclose(lives["derivative"], -1.0 / RATE, rtol=1e-3)
