@@ -14,6 +14,7 @@ import numpy as np
 import model
 from model.contact.stiffness import effective_modulus
 from model.contact.wear import hertz_half_width_squared
+from model.integrate.life import with_profile
 
 from ..build import build_mechanism, solver_settings
 from ..config import MechanismConfig, load_pipeline_mechanism
@@ -59,9 +60,7 @@ class WearStudy:
 
     def with_profile(self, depth: np.ndarray) -> model.Mechanism:
         """The mechanism with the worn joint's bushing at ``depth`` (m per angle bin)."""
-        joints = list(self.mechanism.clearance_joints)
-        joints[self.joint] = dataclasses.replace(joints[self.joint], wear=model.WornBore(jnp.asarray(depth)))
-        return dataclasses.replace(self.mechanism, clearance_joints=tuple(joints))
+        return with_profile(self.mechanism, self.joint, jnp.asarray(depth))
 
     def fingerprint(self) -> dict:
         """What a stored life must share with this study to be resumed (the life's length may grow)."""
