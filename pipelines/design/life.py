@@ -27,12 +27,10 @@ from ..build import solver_settings
 from ..config import MechanismConfig
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si
+from ..wear.limit import LIMIT_DIMENSIONS
 from ..wear.study import WearStudy, load_wear_study, wear_study
 from .schema import LifeTable, parse_life_wear
 
-# the dimension of each life metric's limit (pipelines.units names)
-LIMIT_DIMENSIONS = {"max_depth": "length", "equivalent_clearance": "length", "peak_force": "force",
-                    "peak_acceleration": "acceleration"}
 
 
 @dataclass(frozen=True)
