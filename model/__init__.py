@@ -72,6 +72,11 @@ from .integrate import simulate as simulate
 from .integrate import simulate_ensemble as simulate_ensemble
 from .integrate import simulate_with_wear as simulate_with_wear
 from .integrate import WearAccumulation as WearAccumulation
+from .integrate import LIFE_METRICS as LIFE_METRICS
+from .integrate import LifeHistory as LifeHistory
+from .integrate import LifeSchedule as LifeSchedule
+from .integrate import service_life as service_life
+from .integrate import simulate_life as simulate_life
 from .integrate import solve as solve
 from .integrate import solve_ensemble as solve_ensemble
 from .lubrication import BEARING_MODELS as BEARING_MODELS

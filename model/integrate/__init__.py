@@ -38,3 +38,8 @@ from .trajectory import result_message as result_message
 from .trajectory import trajectory_from_states as trajectory_from_states
 from .wear_tracking import WearAccumulation as WearAccumulation
 from .wear_tracking import WearTracking as WearTracking
+from .life import LIFE_METRICS as LIFE_METRICS
+from .life import LifeHistory as LifeHistory
+from .life import LifeSchedule as LifeSchedule
+from .life import service_life as service_life
+from .life import simulate_life as simulate_life

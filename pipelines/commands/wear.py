@@ -16,13 +16,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue a killed run from the tables stored in --out")
     parser.add_argument("--no-plots", action="store_true", help="write data only")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--life", metavar="METRIC=LIMIT", default=None,
+                        help="also report the cycles at which METRIC (max_depth, equivalent_clearance, peak_force, "
+                             "peak_acceleration) first exceeds LIMIT, e.g. 'equivalent_clearance=0.6 mm' (life.json)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
     from ..wear.life import run_life
+    from ..wear.limit import life_at_limit, parse_life_limit
     from ..wear.study import load_wear_study
 
+    life_limit = None if args.life is None else parse_life_limit(args.life)
     study = load_wear_study(args.config, args.overrides)
+    bearing = study.mechanism.clearance_joints[study.joint].bearing_body
+    bearing_name = "ground" if bearing < 0 else study.mechanism.body_names[bearing]
+    if life_limit is not None and life_limit[0] == "peak_acceleration" and bearing < 0:
+        raise ConfigError("--life", "peak_acceleration", "the worn joint's bushing is the ground, which does not move")
     out = default_output_dir("wear", args.config, args.out)
     table = study.table
     print(f"wear of {study.joint_name} in {study.config.name}: {table.cycles:g} cycles in {study.updates} updates of "
@@ -33,8 +43,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_plots:
         from ..wear.plots import plot_life
 
-        bearing = study.mechanism.clearance_joints[study.joint].bearing_body
-        bearing_name = "ground" if bearing < 0 else study.mechanism.body_names[bearing]
         plots = plot_life(result.profiles, result.life, study.joint_name, bearing_name, out)
     last = result.life.iloc[-1]
     print(f"after {last['cycles']:.4g} cycles: largest depth {last['max_depth'] * 1e6:.4g} um at "
@@ -42,5 +50,15 @@ def run(args: argparse.Namespace) -> int:
           f"peak force {last[f'{study.joint_name}.max_normal_force']:.4g} N "
           f"({len(result.life) - result.resumed} passes in {result.seconds:.1f} s"
           + (f", {result.resumed} resumed)" if result.resumed else ")"))
-    print(f"wrote {out}/profiles.parquet, life.parquet" + (f", {', '.join(plots)}" if plots else ""))
+    written = ["life.parquet"]
+    if life_limit is not None:
+        from ..io import write_json
+
+        life = life_at_limit(result.life, *life_limit, study.joint_name, bearing_name)
+        write_json(out / "life.json", life)
+        written.append("life.json")
+        print(f"life: {life['life']:.6g} cycles until {life['metric']} exceeds {life['limit']:g} (SI)"
+              if life["crossed"] else f"life: {life['metric']} stays within {life['limit']:g} (SI) for all "
+                                      f"{life['life']:.6g} cycles")
+    print(f"wrote {out}/profiles.parquet, {', '.join(written)}" + (f", {', '.join(plots)}" if plots else ""))
     return 0

@@ -60,6 +60,7 @@ class Iterate:
     multipliers: np.ndarray
     penalty: float
     aux: Any = None
+    jacobian: np.ndarray | None = None  # dg/dz [m, d] at z (None where it was not finite)
 
     @property
     def max_violation(self) -> float:
@@ -125,7 +126,8 @@ def augmented_lagrangian(
         if multipliers is None:
             multipliers = np.zeros_like(g)
         f, df = objective_and_grad(z)
-        record = Iterate(iteration, np.asarray(z), float(f), g, multipliers.copy(), penalty, aux)
+        record = Iterate(iteration, np.asarray(z), float(f), g, multipliers.copy(), penalty, aux,
+                         jacobian if np.all(np.isfinite(jacobian)) else None)
         result.history.append(record)
         if on_iterate is not None:
             on_iterate(record)

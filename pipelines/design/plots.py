@@ -17,6 +17,7 @@ DISPLAY_UNITS = {
     "time": (1e3, "ms"),
     "velocity": (1.0, "m/s"),
     "dimensionless": (1.0, ""),
+    "cycles": (1.0, "cycles"),
 }
 
 

@@ -50,6 +50,7 @@ from ..config import MechanismConfig, load_pipeline_mechanism, si_value_in_base
 from ..errors import ConfigError
 from ..units import UnitError, quantity_to_si
 from .cost import LinearCost, ToleranceCost
+from .life import LifeRequirement, load_life
 from .performance import metric_dimensions
 from .schema import ConstraintEntry, CostTable, DesignEntry, check_optimizer, parse_optimize
 
@@ -155,6 +156,12 @@ class DesignProblem:
     options: DesignSearchOptions
     costs: dict[str, Any] = field(default_factory=dict)  # path -> ToleranceCost | LinearCost
     min_clearances: dict[str, float] = field(default_factory=dict)  # joint -> lower band edge (m)
+    life: LifeRequirement | None = None  # [life]: its constraint J.life >= target is the last of `constraints`
+
+    @property
+    def simulated_constraints(self) -> list[Constraint]:
+        """The constraints on the metrics of one simulation (all but the life's)."""
+        return [c for c in self.constraints if self.life is None or c.metric != self.life.name]
 
     @property
     def stem(self) -> str:
@@ -281,4 +288,8 @@ def load_design_problem(path: str | Path, overrides: tuple[str, ...] | list[str]
             raise ConfigError(file, parameter, "appears twice among the design and uncertain parameters")
     costs, min_clearances = _costs(schema.cost, design, file)
     options = DesignSearchOptions(**schema.optimizer.model_dump())
-    return DesignProblem(file, config, design, constraints, uncertain, options, costs, min_clearances)
+    life = None
+    if schema.life is not None:
+        life = load_life(schema.life, config, file, paths)
+        constraints.append(Constraint(life.name, "min", life.target_cycles, "cycles"))
+    return DesignProblem(file, config, design, constraints, uncertain, options, costs, min_clearances, life)

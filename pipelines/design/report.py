@@ -107,6 +107,7 @@ def optimum_report(result: StudyResult) -> dict:
                     "design": dict(zip([v.path for v in problem.design], map(float, it.aux["design"]))),
                     "cost": it.objective,
                     "g": it.constraints.tolist(),
+                    "dg_dz": None if it.jacobian is None else it.jacobian.tolist(),
                     "multipliers": it.multipliers.tolist(),
                     "penalty": it.penalty,
                     "worst": {c.metric: float(np.max(it.aux["metrics"][c.metric])) for c in problem.constraints},

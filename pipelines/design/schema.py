@@ -12,7 +12,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from model.integrate.life import LIFE_METRICS
+
 from ..config import FieldError, PositiveLength, _quantity, config_error
+from ..wear.schema import WearTable
 from .cost import COST_MODELS
 
 
@@ -117,6 +120,33 @@ class UncertainEntry(Table):
     range: Pair
 
 
+def _wear_source(value: Any) -> Any:
+    if isinstance(value, str) or isinstance(value, dict):
+        return value
+    raise PydanticCustomError("message", f"must be a wear config file name or a table of [wear] keys, got {value!r}")
+
+
+class LifeTable(Table):
+    """``[life]``: a service-life requirement (:mod:`pipelines.design.life`): the worn joint
+    must last ``target_cycles`` before ``metric`` exceeds ``limit``."""
+
+    metric: Annotated[str, _checked(lambda v: v in LIFE_METRICS, f"one of {list(LIFE_METRICS)}")] = Field(
+        description="the wear metric the limit bounds: max_depth (m, largest wear depth), equivalent_clearance "
+                    "(m, clearance plus largest depth), peak_force (N, the worn joint's peak normal force per pass), "
+                    "peak_acceleration (m/s^2, a body's largest absolute acceleration along either ground axis per pass)")
+    limit: Any = Field(description='the limit on the metric, with its unit (e.g. "0.6 mm", "20 kN", "2e5 m/s^2")',
+                       json_schema_extra={"config_type": ("quantity", "m, N or m/s^2")})
+    target_cycles: _positive_number() = Field(
+        description="operating cycles the design must last before the metric exceeds the limit (cycles); at most "
+                    "the wear schedule's `cycles`")
+    wear: Annotated[Any, BeforeValidator(_wear_source)] = Field(
+        description="the wear law and the life schedule: a wear config file (relative to this config's folder, with "
+                    "the same base) or an inline table of the [wear] keys (then on this config's base and "
+                    "[simulation])", json_schema_extra={"config_type": ("file name or table", "")})
+    body: str | None = Field(
+        None, description="the body whose acceleration peak_acceleration limits (default: the worn joint's bearing body)")
+
+
 class OptimizeConfig(Table):
     """A tolerance-design config file."""
 
@@ -124,11 +154,20 @@ class OptimizeConfig(Table):
     name: str | None = None
     description: str | None = None
     design: Annotated[list[DesignEntry], Field(min_length=1)]
-    constraints: Annotated[list[ConstraintEntry], Field(min_length=1)]
+    constraints: list[ConstraintEntry] = Field(
+        [], description="performance limits on simulated metrics; may be left out when [life] is given")
     uncertain: list[UncertainEntry] = []
     simulation: dict[str, Any] = {}
     optimizer: OptimizerTable = OptimizerTable()
     cost: CostTable = CostTable()
+    life: LifeTable | None = Field(
+        None, description="a service life the design must reach under Archard wear (docs/design.md)")
+
+    @model_validator(mode="after")
+    def _a_requirement(self) -> "OptimizeConfig":
+        if not self.constraints and self.life is None:
+            raise FieldError(["constraints"], "give at least one [[constraints]] entry or a [life] table")
+        return self
 
 
 def parse_optimize(raw: dict, source: str) -> OptimizeConfig:
@@ -137,6 +176,23 @@ def parse_optimize(raw: dict, source: str) -> OptimizeConfig:
         return OptimizeConfig.model_validate(raw)
     except ValidationError as error:
         raise config_error(error, raw, source, OptimizeConfig) from None
+
+
+class _InlineWear(Table):
+    wear: WearTable
+
+
+class _LifeWearOnly(Table):
+    life: _InlineWear
+
+
+def parse_life_wear(table: dict, source: str) -> WearTable:
+    """Validate an inline ``[life.wear]`` table (errors name ``life.wear.KEY``)."""
+    raw = {"life": {"wear": table}}
+    try:
+        return _LifeWearOnly.model_validate(raw).life.wear
+    except ValidationError as error:
+        raise config_error(error, raw, source, _LifeWearOnly) from None
 
 
 class _OptimizerOnly(Table):

@@ -85,8 +85,13 @@ class DesignEvaluator:
         self.parameters = ParameterMap(
             self.mechanism, [v.path for v in problem.design] + [u.path for u in problem.uncertain], problem.source
         )
-        metrics = [c.metric for c in problem.constraints]
+        metrics = [c.metric for c in problem.simulated_constraints]
         self.with_ideal = needs_ideal(metrics) or options.ideal_metrics
+        # a design limited by its life alone needs no other simulation
+        self.simulates = bool(metrics) or options.ideal_metrics
+        paths = [v.path for v in problem.design] + [u.path for u in problem.uncertain]
+        self.life_parameters = (None if problem.life is None
+                                else ParameterMap(problem.life.study.mechanism, paths, problem.source))
         self.temperatures = {
             c.metric: options.time_smoothing * abs(c.limit) or options.time_smoothing
             for c in problem.constraints
@@ -101,8 +106,17 @@ class DesignEvaluator:
         return jnp.stack([variable.to_physical(z[i]) for i, variable in enumerate(self.problem.design)])
 
     def _per_sample(self, design_values, uncertain_values) -> dict:
-        mechanism = self.parameters.apply(self.mechanism, jnp.concatenate([design_values, uncertain_values]))
-        return simulate_metrics(mechanism, self.settings, self.with_ideal, self.temperatures)
+        values = jnp.concatenate([design_values, uncertain_values])
+        if self.simulates:
+            metrics = simulate_metrics(self.parameters.apply(self.mechanism, values), self.settings, self.with_ideal,
+                                       self.temperatures)
+        else:
+            metrics = {"solver.result": jnp.asarray(0), "solver.steps": jnp.asarray(0)}
+        life = self.problem.life
+        if life is not None:
+            metrics.update(life.metrics(self.life_parameters.apply(life.study.mechanism, values)))
+            metrics["solver.result"] = jnp.maximum(metrics["solver.result"], metrics["life.result"])
+        return metrics
 
     def _constraints(self, z, samples):
         design_values = self.design_values(z)

@@ -14,6 +14,7 @@ import numpy as np
 import model
 from model.contact.stiffness import effective_modulus
 from model.contact.wear import hertz_half_width_squared
+from model.integrate.life import with_profile
 
 from ..build import build_mechanism, solver_settings
 from ..config import MechanismConfig, load_pipeline_mechanism
@@ -59,9 +60,7 @@ class WearStudy:
 
     def with_profile(self, depth: np.ndarray) -> model.Mechanism:
         """The mechanism with the worn joint's bushing at ``depth`` (m per angle bin)."""
-        joints = list(self.mechanism.clearance_joints)
-        joints[self.joint] = dataclasses.replace(joints[self.joint], wear=model.WornBore(jnp.asarray(depth)))
-        return dataclasses.replace(self.mechanism, clearance_joints=tuple(joints))
+        return with_profile(self.mechanism, self.joint, jnp.asarray(depth))
 
     def fingerprint(self) -> dict:
         """What a stored life must share with this study to be resumed (the life's length may grow)."""
@@ -113,12 +112,16 @@ def load_wear_study(path: str | Path, overrides: tuple[str, ...] | list[str] = (
     """Read and validate a wear config and its base; every error is one :class:`ConfigError`."""
     file = str(path)
     raw, config = load_pipeline_mechanism(path, overrides)
-    schema = parse_wear(raw, file)
+    return wear_study(file, config, parse_wear(raw, file).wear)
+
+
+def wear_study(file: str, config: MechanismConfig, table: WearTable) -> WearStudy:
+    """The study of the ``[wear]`` table ``table`` on the loaded mechanism config ``config``
+    of the pipeline file ``file`` (errors name ``wear.KEY`` of that file)."""
     if getattr(config, "dimension", 2) != 2:
         raise ConfigError(file, "base", f"{config.source} is spatial; the wear study takes a planar mechanism")
     # absolute engine: the study writes the worn bore into the clearance joint (docs/engine.md)
     mechanism = build_mechanism(config, "absolute")
-    table = schema.wear
     if table.joint not in mechanism.clearance_names:
         raise ConfigError(file, "wear.joint", f"{table.joint!r} is not a revolute clearance joint of {config.source}; "
                                               f"choose from {list(mechanism.clearance_names)}")
