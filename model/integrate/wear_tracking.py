@@ -106,7 +106,8 @@ def wear_after_step(accumulated: WearAccumulation, wear: ArchardWear, mechanism:
     times = t0 + 0.5 * h * (1.0 + jnp.asarray(_GAUSS_NODES, h.dtype))
     weights = 0.5 * h * jnp.asarray(_GAUSS_WEIGHTS, h.dtype)
     depth_rates, powers = jax.vmap(lambda t: wear_rates(wear, mechanism, t, interpolation.evaluate(t)))(times)
-    return WearAccumulation(accumulated.depth + weights @ depth_rates, accumulated.load_distance + weights @ powers)
+    return WearAccumulation(accumulated.depth + jnp.tensordot(weights, depth_rates, axes=1),
+                            accumulated.load_distance + weights @ powers)
 
 
 class WearTracking(AbstractDelegatingSolver):
