@@ -2,7 +2,6 @@
 (model/mechanics/spatial/forces.py, worn_slices), and Archard's law per slice
 (model/integrate/wear_tracking.py), at given states of a journal pressed into a fixed bushing."""
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -94,19 +93,20 @@ def test_each_slice_reads_its_own_row():
 
 def test_wear_rates_differentiate_through_the_profile_and_batch():
     """The slices' contact depends on the four nodes of their own row around the contact
-    (Catmull-Rom); the rates map over lanes."""
+    (Catmull-Rom), smoothly; the rates map over a batch of profiles (one compile: the
+    gradient mapped over two profiles, a deeper one carrying the same load)."""
     mechanism = journal(model.WornBore(jnp.zeros((SLICES, RESOLUTION))))
     flat = mechanism.flatten(resting_state(mechanism))
 
     def power(depth):
         return wear_rates(WEAR, journal(model.WornBore(depth)), 0.0, flat)[1]
 
-    gradient = np.asarray(jax.jit(jax.grad(power))(jnp.full((SLICES, RESOLUTION), 1e-7)))
+    profiles = jnp.stack([jnp.full((SLICES, RESOLUTION), 1e-7), jnp.full((SLICES, RESOLUTION), 2e-7)])
+    powers, gradients = jax.jit(jax.vmap(jax.value_and_grad(power)))(profiles)
+    gradient = np.asarray(gradients[0])
     assert np.all(np.isfinite(gradient))
     rows, columns = np.nonzero(gradient)
     assert set(columns) <= {LOADED + k for k in (-1, 0, 1, 2)} and set(rows) == set(range(SLICES))
     assert np.all(gradient[:, LOADED] < 0.0)  # a deeper bushing under a slice carries less of its load
-    with_coefficient = lambda k: eqx.tree_at(lambda w: w.coefficient, WEAR, k)  # noqa: E731
-    lanes = jax.jit(jax.vmap(lambda k: wear_rates(with_coefficient(k), mechanism, 0.0, flat)[0]))(
-        jnp.asarray([K_W, 2 * K_W]))
-    np.testing.assert_allclose(lanes[1], 2 * lanes[0], rtol=1e-14)
+    assert powers[1] < powers[0]  # the journal held at rest sinks less into the deeper bushing
+    np.testing.assert_allclose(np.asarray(gradients[1])[:, LOADED], gradient[:, LOADED], rtol=0.2)
