@@ -98,8 +98,8 @@ def depth_shape(wear: ArchardWear, mechanism: AbstractMechanism) -> tuple[int, .
     return (wear.resolution,)
 
 
-def wear_after_step(accumulated: WearAccumulation, wear: ArchardWear, mechanism: Mechanism, interpolation, t0, t1
-                    ) -> WearAccumulation:
+def wear_after_step(accumulated: WearAccumulation, wear: ArchardWear, mechanism: AbstractMechanism, interpolation,
+                    t0, t1) -> WearAccumulation:
     """``accumulated`` plus the wear of the step ``[t0, t1]`` whose dense output is
     ``interpolation`` (``evaluate(t) -> flat state``), by Gauss-Legendre quadrature."""
     h = t1 - t0

@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     last = result.life.iloc[-1]
     axial = f" and {last['max_depth_axial'] * 1e3:.3g} mm along the axis" if study.cylindrical else ""
     print(f"after {last['cycles']:.4g} cycles: largest depth {last['max_depth'] * 1e6:.4g} um at "
-          f"{last['max_depth_angle'] * 180 / 3.141592653589793:.4g} deg{axial}, volume {last['volume'] * 1e9:.4g} mm^3, "
+          f"{last['max_depth_angle'] * 180 / 3.141592653589793:.4g} deg{axial}, "
+          f"volume {last['volume'] * 1e9:.4g} mm^3, "
           f"peak force {last[f'{study.joint_name}.max_normal_force']:.4g} N "
           f"({len(result.life) - result.resumed} passes in {result.seconds:.1f} s"
           + (f", {result.resumed} resumed)" if result.resumed else ")"))

@@ -23,7 +23,8 @@ def _around(profiles: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     over its slices, and the words for it."""
     if "slice" not in profiles:
         return profiles, ""
-    mean = profiles.groupby(["update", "angle"], as_index=False).agg(cycles=("cycles", "first"), depth=("depth", "mean"))
+    mean = profiles.groupby(["update", "angle"], as_index=False).agg(cycles=("cycles", "first"),
+                                                                     depth=("depth", "mean"))
     return mean, ", mean over the slices"
 
 

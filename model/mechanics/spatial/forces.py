@@ -124,7 +124,8 @@ def worn_slices(joint: CylindricalClearanceJoint, kin: SliceKinematics, frame: C
     centres from the bearing's ``u`` axis towards ``w``, and with a worn bushing
     (``joint.wear``, one profile row per slice) the rigid journal's contact with that slice's
     worn bore (:meth:`model.geometry.worn.WornBore.contact`, the planar joint's function);
-    without one the nominal ``|e_k| - c``. ``kin`` are the nominal slice kinematics."""
+    without one the nominal ``|e_k| - c``. Reads the eccentricities and normals of ``kin``
+    (a worn bushing leaves both unchanged)."""
     angle = jnp.arctan2(kin.normal @ frame.w, kin.normal @ frame.u)
     if joint.wear is None:
         return kin.penetration, angle
