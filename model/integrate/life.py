@@ -33,6 +33,7 @@ from jaxtyping import Array, Bool, Float, PyTree
 from ..contact.wear import ArchardWear
 from ..geometry.worn import WornBore
 from ..mechanics.mechanism import Mechanism
+from ..mechanics.spatial import SpatialMechanism
 from ..window import MetricsWindow
 from .settings import SolverSettings
 from .solve import simulate_with_wear
@@ -83,11 +84,21 @@ class LifeHistory(eqx.Module):
         return getattr(self, name)
 
 
-def with_profile(mechanism: Mechanism, joint: int, depth: Float[Array, " bins"]) -> Mechanism:
-    """``mechanism`` with clearance joint ``joint``'s bushing worn to ``depth`` (m per bin)."""
-    joints = list(mechanism.clearance_joints)
-    joints[joint] = dataclasses.replace(joints[joint], wear=WornBore(depth))
-    return dataclasses.replace(mechanism, clearance_joints=tuple(joints))
+def with_clearance_joint(mechanism: Mechanism | SpatialMechanism, joint: int, **changes) -> Mechanism | SpatialMechanism:
+    """``mechanism`` with clearance joint ``joint``'s fields ``changes`` replaced (a spatial
+    mechanism holds its cylindrical clearance joints, first among its clearance joints, in
+    ``cylindrical_joints``)."""
+    field = "cylindrical_joints" if isinstance(mechanism, SpatialMechanism) else "clearance_joints"
+    joints = list(getattr(mechanism, field))
+    joints[joint] = dataclasses.replace(joints[joint], **changes)
+    return dataclasses.replace(mechanism, **{field: tuple(joints)})
+
+
+def with_profile(mechanism: Mechanism | SpatialMechanism, joint: int,
+                 depth: Float[Array, " bins"] | Float[Array, "slices bins"]) -> Mechanism | SpatialMechanism:
+    """``mechanism`` with clearance joint ``joint``'s bushing worn to ``depth`` (m per angle
+    bin; per slice and bin for a spatial cylindrical joint)."""
+    return with_clearance_joint(mechanism, joint, wear=WornBore(depth))
 
 
 def simulate_life(mechanism: Mechanism, settings: SolverSettings, wear: ArchardWear, schedule: LifeSchedule,

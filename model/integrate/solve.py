@@ -128,7 +128,7 @@ def solve(
     the contact peaks of the accepted steps (:class:`model.integrate.peaks.PeakTracking`).
     ``rtol``/``atol``: optional (traced) tolerances replacing the settings' ones, so that a
     work-precision sweep compiles once per solver. ``wear``: also accumulate the Archard wear
-    of a planar joint's bushing over the accepted steps
+    of a clearance joint's bushing over the accepted steps
     (:class:`model.integrate.wear_tracking.WearTracking`); the solver state is then
     ``(peak tracking's state, WearAccumulation)``.
     """
@@ -185,10 +185,11 @@ def _trajectory(mechanism: AbstractMechanism, solution: diffrax.Solution, peak_s
 
 def simulate_with_wear(mechanism: AbstractMechanism, settings: SolverSettings, wear: ArchardWear,
                        y0: PyTree | None = None) -> tuple[Trajectory, WearAccumulation]:
-    """:func:`simulate` of a planar mechanism, and the Archard wear its joint ``wear.joint``
-    accumulated over the accepted steps from ``wear.start_time`` on (depth per angle bin of
-    the bushing, m; :mod:`model.integrate.wear_tracking`). The joint's current worn profile
-    (``ClearanceJoint.wear``) shapes the dynamics; the new wear does not (add it between
+    """:func:`simulate` of a planar or spatial mechanism (absolute coordinates), and the
+    Archard wear its joint ``wear.joint`` accumulated over the accepted steps from
+    ``wear.start_time`` on (depth per angle bin of the bushing, m, and per slice for a
+    cylindrical clearance joint; :mod:`model.integrate.wear_tracking`). The joint's current
+    worn profile (its ``wear``) shapes the dynamics; the new wear does not (add it between
     runs). ``y0``: the initial state (default: the mechanism's consistent one)."""
     solution = solve(mechanism, settings, y0=y0, wear=wear)
     peak_state, accumulated = WearTracking.split(solution.solver_state)

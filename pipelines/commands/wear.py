@@ -1,4 +1,5 @@
-"""``clearance wear CONFIG``: Archard wear of a clearance joint's bushing over a service life.
+"""``clearance wear CONFIG``: Archard wear of a clearance joint's bushing over a service life
+(a planar revolute or a spatial cylindrical clearance joint).
 
 Writes ``profiles.parquet`` (the worn profile after each update), ``life.parquet`` (per
 update: cycles, largest depth, worn volume, dynamics metrics) and PNG figures to ``--out``
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     life_limit = None if args.life is None else parse_life_limit(args.life)
     study = load_wear_study(args.config, args.overrides)
-    bearing = study.mechanism.clearance_joints[study.joint].bearing_body
+    bearing = study.worn_joint.bearing_body
     bearing_name = "ground" if bearing < 0 else study.mechanism.body_names[bearing]
     if life_limit is not None and life_limit[0] == "peak_acceleration" and bearing < 0:
         raise ConfigError("--life", "peak_acceleration", "the worn joint's bushing is the ground, which does not move")
@@ -37,16 +38,21 @@ def run(args: argparse.Namespace) -> int:
     table = study.table
     print(f"wear of {study.joint_name} in {study.config.name}: {table.cycles:g} cycles in {study.updates} updates of "
           f"{study.cycles_per_update:g} cycles ({table.cycles_per_update} simulated after {table.warmup_cycles} "
-          f"warm-up, period {study.period * 1e3:.4g} ms), {table.resolution} angle bins", flush=True)
+          f"warm-up, period {study.period * 1e3:.4g} ms), {table.resolution} angle bins"
+          + (f" x {study.profile_shape[0]} slices" if study.cylindrical else ""), flush=True)
     result = run_life(study, out, resume=args.resume, progress=not args.no_progress)
     plots = []
     if not args.no_plots:
         from ..wear.plots import plot_life
 
-        plots = plot_life(result.profiles, result.life, study.joint_name, bearing_name, out)
+        moving = study.worn_joint.journal_body if bearing < 0 else bearing
+        plots = plot_life(result.profiles, result.life, study.joint_name, bearing_name, out,
+                          body=study.mechanism.body_names[moving])
     last = result.life.iloc[-1]
+    axial = f" and {last['max_depth_axial'] * 1e3:.3g} mm along the axis" if study.cylindrical else ""
     print(f"after {last['cycles']:.4g} cycles: largest depth {last['max_depth'] * 1e6:.4g} um at "
-          f"{last['max_depth_angle'] * 180 / 3.141592653589793:.4g} deg, volume {last['volume'] * 1e9:.4g} mm^3, "
+          f"{last['max_depth_angle'] * 180 / 3.141592653589793:.4g} deg{axial}, "
+          f"volume {last['volume'] * 1e9:.4g} mm^3, "
           f"peak force {last[f'{study.joint_name}.max_normal_force']:.4g} N "
           f"({len(result.life) - result.resumed} passes in {result.seconds:.1f} s"
           + (f", {result.resumed} resumed)" if result.resumed else ")"))

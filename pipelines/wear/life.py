@@ -37,7 +37,8 @@ class LifeRun:
     """The tables of a life run: ``profiles`` (long: ``update``, ``cycles``, ``angle`` (rad,
     the bearing body's frame), ``depth`` (m)) and ``life`` (one row per pass: the profile's
     :func:`wear_metrics`, the pass's ``load_distance`` (N m) and :func:`dynamics_metrics`,
-    ``status``); ``resumed``
+    ``status``); a cylindrical joint's profiles also have ``slice`` and ``axial`` (m, the
+    slice's centre along the bearing's axis from its centre), one row per slice and bin; ``resumed``
     the passes taken from stored tables and ``seconds`` the wall time of the new ones."""
 
     profiles: pd.DataFrame
@@ -50,7 +51,7 @@ def dynamics_metrics(study: WearStudy, trajectory: model.Trajectory) -> dict[str
     """Metrics of the counted cycles (``t >= start_time``), from the output samples: per
     clearance joint J ``J.max_normal_force`` (N), ``J.num_impacts`` (contact onsets per
     counted cycle), ``J.contact_fraction``; per body B ``B.max_abs_ax``, ``B.max_abs_ay``
-    (m/s^2)."""
+    (and ``B.max_abs_az`` in a spatial mechanism; m/s^2)."""
     t = np.asarray(trajectory.t)
     counted = t >= study.start_time - 1e-12
     mechanism = study.mechanism
@@ -66,24 +67,34 @@ def dynamics_metrics(study: WearStudy, trajectory: model.Trajectory) -> dict[str
     for b, name in enumerate(mechanism.body_names):
         metrics[f"{name}.max_abs_ax"] = float(np.max(np.abs(accelerations[:, b, 0])))
         metrics[f"{name}.max_abs_ay"] = float(np.max(np.abs(accelerations[:, b, 1])))
+        if accelerations.shape[-1] == 3:
+            metrics[f"{name}.max_abs_az"] = float(np.max(np.abs(accelerations[:, b, 2])))
     return metrics
 
 
 def wear_metrics(study: WearStudy, depth: np.ndarray) -> dict[str, float]:
     """The profile's largest depth (m) and its angle (rad), the worn volume (m^3) and the
-    equivalent clearance ``c + max h`` (m)."""
-    joint = study.mechanism.clearance_joints[study.joint]
-    deepest = int(np.argmax(depth))
-    volume = float(model.WornBore(np.asarray(depth)).volume(joint.bearing_radius, study.table.bearing_length))
-    return {"max_depth": float(depth[deepest]), "max_depth_angle": float(2.0 * np.pi * deepest / depth.size),
-            "volume": volume, "equivalent_clearance": float(joint.clearance) + float(depth[deepest])}
+    equivalent clearance ``c + max h`` (m); for a cylindrical joint also the largest depth's
+    axial position ``max_depth_axial`` (m, along the bearing's axis from its centre)."""
+    joint = study.worn_joint
+    depth = np.reshape(depth, study.profile_shape)
+    rows = depth.reshape(-1, study.table.resolution)
+    slice_index, deepest = np.unravel_index(int(np.argmax(rows)), rows.shape)
+    slice_length = study.bearing_length / rows.shape[0]
+    volume = float(np.sum(model.WornBore(np.asarray(rows)).volume(joint.bearing_radius, slice_length)))
+    metrics = {"max_depth": float(rows[slice_index, deepest]),
+               "max_depth_angle": float(2.0 * np.pi * deepest / study.table.resolution),
+               "volume": volume, "equivalent_clearance": float(joint.clearance) + float(rows[slice_index, deepest])}
+    if study.cylindrical:
+        metrics["max_depth_axial"] = float(study.axial_positions[slice_index])
+    return metrics
 
 
 def _warn_beyond_window(study: WearStudy, depth: float) -> None:
     """Warn once the largest depth passes ``c (1 - cos w)``, ``w`` the angle of the worn
     contact's search window (:attr:`model.WornBore.window`): a scar deeper than that may hold
     the journal outside the window, where the contact is not searched."""
-    joint = study.mechanism.clearance_joints[study.joint]
+    joint = study.worn_joint
     resolution = study.table.resolution
     window = 2.0 * math.pi * model.WornBore(np.zeros(resolution)).window / resolution
     limit = float(joint.clearance) * (1.0 - math.cos(window))
@@ -93,17 +104,24 @@ def _warn_beyond_window(study: WearStudy, depth: float) -> None:
                       stacklevel=2)
 
 
-def _profile_rows(update: int, cycles: float, depth: np.ndarray) -> pd.DataFrame:
-    angles = 2.0 * np.pi * np.arange(depth.size) / depth.size
-    return pd.DataFrame({"update": np.full(depth.size, update), "cycles": np.full(depth.size, cycles),
-                         "angle": angles, "depth": np.asarray(depth, float)})
+def _profile_rows(study: WearStudy, update: int, cycles: float, depth: np.ndarray) -> pd.DataFrame:
+    """Long rows of one profile: per bin (planar) or per slice and bin (cylindrical, slice-major)."""
+    resolution = study.table.resolution
+    depth = np.asarray(depth, float).reshape(-1)
+    count = depth.size // resolution
+    angles = np.tile(2.0 * np.pi * np.arange(resolution) / resolution, count)
+    columns = {"update": np.full(depth.size, update), "cycles": np.full(depth.size, cycles)}
+    if study.cylindrical:
+        columns["slice"] = np.repeat(np.arange(count), resolution)
+        columns["axial"] = np.repeat(study.axial_positions, resolution)
+    return pd.DataFrame({**columns, "angle": angles, "depth": depth})
 
 
 def _stored(study: WearStudy, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The tables of a run in ``out`` to resume, checked against ``study``."""
     paths = [out / name for name in (FINGERPRINT, PROFILES, LIFE)]
     if not all(path.exists() for path in paths):
-        return _profile_rows(0, 0.0, np.zeros(study.table.resolution)), pd.DataFrame()
+        return _profile_rows(study, 0, 0.0, np.zeros(study.profile_shape)), pd.DataFrame()
     stored = json.loads(paths[0].read_text())
     if stored != json.loads(json.dumps(study.fingerprint())):
         changed = sorted(key for key in set(stored) | set(study.fingerprint())
@@ -116,8 +134,8 @@ def _stored(study: WearStudy, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 def run_life(study: WearStudy, out: Path, resume: bool = False, progress: bool = True) -> LifeRun:
     """Run (or resume) the life of ``study``, writing its tables to ``out`` after every pass."""
     check_initial_positions(study.config, study.mechanism)
-    profiles, life = _stored(study, out) if resume else (_profile_rows(0, 0.0, np.zeros(study.table.resolution)),
-                                                         pd.DataFrame())
+    profiles, life = _stored(study, out) if resume else (
+        _profile_rows(study, 0, 0.0, np.zeros(study.profile_shape)), pd.DataFrame())
     start = len(life)
     write_json(out / FINGERPRINT, study.fingerprint())
     simulate = jax.jit(model.simulate_with_wear, static_argnums=1)
@@ -140,8 +158,9 @@ def run_life(study: WearStudy, out: Path, resume: bool = False, progress: bool =
         profiles = profiles[profiles["update"] <= update]
         if update < study.updates:
             advance = min(study.cycles_per_update, study.table.cycles - cycles)
-            worn = depth + np.asarray(accumulated.depth) * (advance / study.table.cycles_per_update)
-            profiles = pd.concat([profiles, _profile_rows(update + 1, cycles + advance, worn)], ignore_index=True)
+            worn = depth + np.asarray(accumulated.depth).reshape(-1) * (advance / study.table.cycles_per_update)
+            profiles = pd.concat([profiles, _profile_rows(study, update + 1, cycles + advance, worn)],
+                                 ignore_index=True)
         life = pd.concat([life, pd.DataFrame([row])], ignore_index=True)
         write_parquet(out / PROFILES, profiles)
         write_parquet(out / LIFE, life)

@@ -2,8 +2,8 @@
 mechanism with ``base = ...``, a ``[wear]`` table and optionally ``[simulation]`` keys merged
 over the base's. Validated by pydantic with the one-line errors of every config
 (:func:`pipelines.config.config_error`); the checks that need the base mechanism (is the
-joint a planar revolute clearance joint, do the angle bins resolve the contact width, the
-cycle's period) are in :func:`pipelines.wear.study.load_wear_study`.
+joint a planar revolute or a spatial cylindrical clearance joint, the bearing length, do the
+angle bins resolve the contact width, the cycle's period) are in :func:`pipelines.wear.study.load_wear_study`.
 """
 
 from __future__ import annotations
@@ -65,15 +65,17 @@ class WearTable(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    joint: str = Field(description="name of the worn revolute clearance joint of the base mechanism (planar)")
+    joint: str = Field(description="name of the worn clearance joint of the base mechanism: a revolute clearance "
+                                   "joint (planar) or a cylindrical clearance joint (spatial; worn per slice)")
     coefficient: Annotated[tuple[float, bool], BeforeValidator(_wear_coefficient)] = Field(
         description='Archard wear coefficient: k_w in 1/Pa (e.g. "8e-14 1/Pa"), or a plain number, the '
                     "dimensionless k, with `hardness` (then k_w = k / hardness)",
         json_schema_extra={"config_type": ("quantity or number", "1/Pa")})
     hardness: _quantity("pressure", gt=0.0) | None = Field(
         None, description="hardness H of the softer surface (Pa); only with a dimensionless `coefficient`")
-    bearing_length: PositiveLength = Field(
-        description="axial length of the bushing over which the contact force spreads (m)")
+    bearing_length: PositiveLength | None = Field(
+        None, description="axial length of the bushing over which the contact force spreads (m); required for a "
+                          "planar joint, left out for a cylindrical joint (its contact length `length`)")
     cycles: _number(1.0) = Field(description="operating cycles of the service life to simulate (cycles)")
     cycles_per_update: _integer(1) = Field(
         1, description="cycles simulated per update, after the warm-up, whose wear is extrapolated (cycles)")
@@ -82,7 +84,8 @@ class WearTable(BaseModel):
                     "cycles_per_update operating cycles (dimensionless)")
     warmup_cycles: _integer(0) = Field(
         1, description="cycles simulated before the wear is counted, so that the start-up transient dies out (cycles)")
-    resolution: _integer(8) = Field(720, description="number of angle bins of the bushing's wear profile")
+    resolution: _integer(8) = Field(720, description="number of angle bins of the bushing's wear profile "
+                                                     "(of each slice's, for a cylindrical joint)")
     reference_force: _quantity("force", gt=0.0) = Field(
         1000.0, description="normal force (N) whose Hertz contact half-width each angle bin must not exceed: "
                             "the check of `resolution`")

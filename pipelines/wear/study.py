@@ -1,5 +1,9 @@
 """A wear config resolved against its base mechanism: the worn joint, the cycle's period, the
-Archard law and the solver settings of one update's simulation (SI units throughout)."""
+Archard law and the solver settings of one update's simulation (SI units throughout).
+
+The worn joint is a planar revolute clearance joint (a profile of ``resolution`` angle bins)
+or a spatial cylindrical clearance joint (one row of bins per slice, ``slices x resolution``;
+its bearing length is the joint's contact length)."""
 
 from __future__ import annotations
 
@@ -14,10 +18,11 @@ import numpy as np
 import model
 from model.contact.stiffness import effective_modulus
 from model.contact.wear import hertz_half_width_squared
-from model.integrate.life import with_profile
+from model.integrate.life import with_clearance_joint, with_profile
+from model.mechanics.spatial import CylindricalClearanceJoint, SpatialMechanism
 
 from ..build import build_mechanism, solver_settings
-from ..config import MechanismConfig, load_pipeline_mechanism
+from ..config import MechanismConfig, SpatialConfig, load_pipeline_mechanism
 from ..errors import ConfigError
 from .schema import MAX_BIN_PER_HALF_WIDTH, WearTable, parse_wear
 
@@ -29,8 +34,8 @@ class WearStudy:
     and the settings of one update's simulation (warm-up plus counted cycles)."""
 
     file: str
-    config: MechanismConfig
-    mechanism: model.Mechanism
+    config: MechanismConfig | SpatialConfig
+    mechanism: model.Mechanism | SpatialMechanism
     joint: int
     joint_name: str
     table: WearTable
@@ -43,9 +48,33 @@ class WearStudy:
         return self.table.warmup_cycles * self.period
 
     @property
+    def worn_joint(self) -> model.ClearanceJoint | CylindricalClearanceJoint:
+        return self.mechanism.clearance_joints[self.joint]
+
+    @property
+    def cylindrical(self) -> bool:
+        """Whether the worn joint is a spatial cylindrical clearance joint (a profile per slice)."""
+        return isinstance(self.worn_joint, CylindricalClearanceJoint)
+
+    @property
+    def profile_shape(self) -> tuple[int, ...]:
+        """``(resolution,)``, or ``(slices, resolution)`` for a cylindrical joint."""
+        return (self.worn_joint.slices, self.table.resolution) if self.cylindrical else (self.table.resolution,)
+
+    @property
+    def bearing_length(self) -> float:
+        """The bushing's axial length (m): ``[wear] bearing_length``, or a cylindrical joint's contact length."""
+        return float(self.worn_joint.length) if self.cylindrical else self.table.bearing_length
+
+    @property
+    def axial_positions(self) -> np.ndarray | None:
+        """The slices' centres along the bearing's axis (m, from its centre); ``None`` for a planar joint."""
+        return np.asarray(self.worn_joint.slice_positions()) if self.cylindrical else None
+
+    @property
     def law(self) -> model.ArchardWear:
         return model.ArchardWear(coefficient=jnp.asarray(self.table.coefficient_per_pascal),
-                                 length=jnp.asarray(self.table.bearing_length), start_time=jnp.asarray(self.start_time),
+                                 length=jnp.asarray(self.bearing_length), start_time=jnp.asarray(self.start_time),
                                  joint=self.joint, resolution=self.table.resolution)
 
     @property
@@ -58,9 +87,10 @@ class WearStudy:
         """Profile updates over the life: the life loop runs one simulation more (of the final profile)."""
         return math.ceil(self.table.cycles / self.cycles_per_update - 1e-9)
 
-    def with_profile(self, depth: np.ndarray) -> model.Mechanism:
-        """The mechanism with the worn joint's bushing at ``depth`` (m per angle bin)."""
-        return with_profile(self.mechanism, self.joint, jnp.asarray(depth))
+    def with_profile(self, depth: np.ndarray) -> model.Mechanism | SpatialMechanism:
+        """The mechanism with the worn joint's bushing at ``depth`` (m per angle bin; per slice
+        and bin for a cylindrical joint, any array of :attr:`profile_shape`'s size)."""
+        return with_profile(self.mechanism, self.joint, jnp.asarray(np.reshape(depth, self.profile_shape)))
 
     def fingerprint(self) -> dict:
         """What a stored life must share with this study to be resumed (the life's length may grow)."""
@@ -90,13 +120,13 @@ def _with_modulus(config: MechanismConfig, mechanism: model.Mechanism, index: in
                                               "the Hertz contact width of the wear law needs them")
     first, second = (config.materials[material] for material in joint_config.materials)
     modulus = effective_modulus(first.youngs_modulus, first.poisson_ratio, second.youngs_modulus, second.poisson_ratio)
-    joints = list(mechanism.clearance_joints)
-    joints[index] = dataclasses.replace(joints[index], effective_modulus=jnp.asarray(modulus))
-    return dataclasses.replace(mechanism, clearance_joints=tuple(joints))
+    return with_clearance_joint(mechanism, index, effective_modulus=jnp.asarray(modulus))
 
 
-def _check_resolution(joint: model.ClearanceJoint, table: WearTable, file: str) -> None:
-    half_width = math.sqrt(float(hertz_half_width_squared(table.reference_force, table.bearing_length,
+def _check_resolution(joint, length: float, table: WearTable, file: str) -> None:
+    """No bin wider than the Hertz half-width under ``reference_force`` over ``length``: the
+    line load, and so the half-width, of a cylindrical joint's slice is the joint's."""
+    half_width = math.sqrt(float(hertz_half_width_squared(table.reference_force, length,
                                                           joint.effective_modulus, joint.bearing_radius,
                                                           joint.clearance)))
     bin_width = 2.0 * math.pi * float(joint.bearing_radius) / table.resolution
@@ -118,16 +148,24 @@ def load_wear_study(path: str | Path, overrides: tuple[str, ...] | list[str] = (
 def wear_study(file: str, config: MechanismConfig, table: WearTable) -> WearStudy:
     """The study of the ``[wear]`` table ``table`` on the loaded mechanism config ``config``
     of the pipeline file ``file`` (errors name ``wear.KEY`` of that file)."""
-    if getattr(config, "dimension", 2) != 2:
-        raise ConfigError(file, "base", f"{config.source} is spatial; the wear study takes a planar mechanism")
     # absolute engine: the study writes the worn bore into the clearance joint (docs/engine.md)
     mechanism = build_mechanism(config, "absolute")
-    if table.joint not in mechanism.clearance_names:
-        raise ConfigError(file, "wear.joint", f"{table.joint!r} is not a revolute clearance joint of {config.source}; "
-                                              f"choose from {list(mechanism.clearance_names)}")
+    spatial = isinstance(mechanism, SpatialMechanism)
+    worn = mechanism.clearance_names[:len(mechanism.cylindrical_joints)] if spatial else mechanism.clearance_names
+    kind = "cylindrical clearance joint" if spatial else "revolute clearance joint"
+    if table.joint not in worn:
+        raise ConfigError(file, "wear.joint", f"{table.joint!r} is not a {kind} of {config.source}; "
+                                              f"choose from {list(worn)}")
     index = mechanism.clearance_names.index(table.joint)
+    if spatial and table.bearing_length is not None:
+        raise ConfigError(file, "wear.bearing_length", f"the bearing length of the cylindrical joint {table.joint!r} "
+                                                       "is its contact length `length`; leave bearing_length out")
+    if not spatial and table.bearing_length is None:
+        raise ConfigError(file, "wear.bearing_length", "give the axial length of the bushing, e.g. "
+                                                       'bearing_length = "20 mm"')
     mechanism = _with_modulus(config, mechanism, index, table.joint, file)
-    _check_resolution(mechanism.clearance_joints[index], table, file)
+    joint = mechanism.clearance_joints[index]
+    _check_resolution(joint, float(joint.length) if spatial else table.bearing_length, table, file)
     period = _period(config, table, file)
     t_end = (table.warmup_cycles + table.cycles_per_update) * period
     settings = solver_settings(config, t_end=t_end)

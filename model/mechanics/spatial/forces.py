@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
@@ -18,6 +19,7 @@ from ...geometry.cylindrical import (BodyMotion, SliceKinematics, end_forces, no
                                      safe_length, slice_kinematics, slice_normal_acceleration)
 from ...geometry.quaternion import rotation_matrix
 from ...geometry.vectors import dot
+from ...geometry.worn import WornBore
 from .constraints import body_pose, body_twist, point_position, point_velocity
 from .lubrication import slice_film_forces
 from .joints import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint, SphericalClearanceJoint
@@ -107,8 +109,29 @@ def cylinder_kinematics(joint: CylindricalClearanceJoint, x, v) -> tuple[SliceKi
     kin = slice_kinematics(journal_centre, journal_axis, journal_position, journal_velocity, journal_omega,
                            bearing_centre, bearing_axis, bearing_position, bearing_velocity, bearing_omega,
                            bearing_u, joint.bearing_radius, joint.clearance, joint.slice_positions())
-    return kin, CylinderFrame(CylinderEnd(journal_centre, journal_axis, journal_omega),
-                              CylinderEnd(bearing_centre, bearing_axis, bearing_omega), bearing_u, bearing_w)
+    frame = CylinderFrame(CylinderEnd(journal_centre, journal_axis, journal_omega),
+                          CylinderEnd(bearing_centre, bearing_axis, bearing_omega), bearing_u, bearing_w)
+    if joint.wear is None:
+        return kin, frame
+    penetration, _ = worn_slices(joint, kin, frame)
+    depth = kin.penetration - penetration
+    return kin._replace(penetration=penetration, contact_point=kin.contact_point + depth[:, None] * kin.normal), frame
+
+
+def worn_slices(joint: CylindricalClearanceJoint, kin: SliceKinematics, frame: CylinderFrame
+                ) -> tuple[Float[Array, " slices"], Float[Array, " slices"]]:
+    """``(penetration (m), contact angle (rad))`` per slice: the angle of the slice's line of
+    centres from the bearing's ``u`` axis towards ``w``, and with a worn bushing
+    (``joint.wear``, one profile row per slice) the rigid journal's contact with that slice's
+    worn bore (:meth:`model.geometry.worn.WornBore.contact`, the planar joint's function);
+    without one the nominal ``|e_k| - c``. Reads the eccentricities and normals of ``kin``
+    (a worn bushing leaves both unchanged)."""
+    angle = jnp.arctan2(kin.normal @ frame.w, kin.normal @ frame.u)
+    if joint.wear is None:
+        return kin.penetration, angle
+    distance = safe_length(kin.eccentricity)
+    return jax.vmap(lambda row, d, a: WornBore(row).contact(d, a, joint.bearing_radius, joint.clearance))(
+        joint.wear.depth, distance, angle)
 
 
 def cylindrical_contact(joint: CylindricalClearanceJoint, x, v, memory, generalised):

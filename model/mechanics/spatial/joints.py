@@ -14,6 +14,7 @@ from ...contact.friction import FrictionLaw
 from ...contact.normal import ContactLaw
 from ...contact.stiffness import palmgren_stiffness
 from ...geometry.quaternion import rotate_by_vector
+from ...geometry.worn import WornBore
 from ...lubrication import Lubrication
 from ..joints import AbstractRoundClearance
 from ..joints import Driver as SpatialDriver  # noqa: F401 (one driver for both engines)
@@ -54,6 +55,10 @@ class CylindricalClearanceJoint(eqx.Module):
     ``bearing_axis``/``bearing_u``/``bearing_w``: the bearing's axis and its cross-section axes
     in the bearing body's frame; ``journal_axis`` in the journal body's frame.
     ``stiffness`` of ``contact`` is the whole joint's (``palmgren``: derived from the length).
+    ``wear``: the bushing's wear depth per slice (rows, ``slices x bins``) over the angle from
+    ``bearing_u`` towards ``bearing_w`` (:class:`model.geometry.worn.WornBore`); ``None``: a new
+    bushing. ``effective_modulus`` (Pa): the Hertz modulus of the two materials, which the
+    wear law's contact width needs (the contact force does not use it).
     """
 
     journal_body: int = eqx.field(static=True)
@@ -77,6 +82,9 @@ class CylindricalClearanceJoint(eqx.Module):
     stiffness_factor: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(1.0))  # scales K
     # the journal's rotation at t = 0 relative to the bearing, about the bearing's (u, w) axes (rad)
     initial_tilt: Float[Array, "2"] = eqx.field(default_factory=lambda: jnp.zeros(2))
+    # the bushing's wear depth per slice and angle (m, slices x bins); None: a new bushing
+    wear: WornBore | None = None
+    effective_modulus: Float[Array, ""] = eqx.field(default_factory=lambda: jnp.asarray(0.0))  # Pa
 
     @property
     def bodies(self) -> tuple[int, int]:
