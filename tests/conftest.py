@@ -89,7 +89,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 CPU_RECORD_ENV = "CLEARANCE_TEST_CPU"
-CPU_RECORD_COLUMNS = ("nodeid", "file", "tier", "cpu_s", "children_cpu_s", "wall_s", "worker")
+CPU_RECORD_COLUMNS = ("nodeid", "file", "tier", "outcome", "cpu_s", "children_cpu_s", "wall_s", "worker")
+OUTCOME_KEY = pytest.StashKey[str]()
 
 
 def _tier(item: pytest.Item) -> str:
@@ -100,13 +101,23 @@ def _tier(item: pytest.Item) -> str:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """The test's outcome for the CPU record: its first phase that did not pass, or passed."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.passed and item.stash.get(OUTCOME_KEY, "passed") == "passed":
+        item.stash[OUTCOME_KEY] = f"{report.when} {report.outcome}"
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """With ``CLEARANCE_TEST_CPU=FILE.csv`` set, append one row per test to FILE: this
     process's CPU seconds (``time.process_time``: all its threads) over the test's set-up,
     call and tear-down, so a module-scoped fixture counts with the first test of its module
     (and a module's tear-down with its last); the CPU seconds of the child processes the
     test waited for (``os.times``: the ``subprocess`` runs of the command line); wall
-    seconds. Each xdist worker appends its own rows (one ``write`` per row, the file opened
+    seconds; the outcome (``passed``, or the first phase that did not pass: ``call
+    failed``, ``setup skipped``). Each xdist worker appends its own rows (one ``write`` per row, the file opened
     for appending), so one file gathers a whole run. Sum per file or tier with
     ``python -m benchmarks.suite_cpu FILE.csv``."""
     path = os.environ.get(CPU_RECORD_ENV)
@@ -118,7 +129,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     end_times = os.times()
     children = (end_times.children_user - start_times.children_user
                 + end_times.children_system - start_times.children_system)
-    row = (item.nodeid, item.nodeid.split("::")[0], _tier(item),
+    row = (item.nodeid, item.nodeid.split("::")[0], _tier(item), item.stash.get(OUTCOME_KEY, "passed"),
            f"{time.process_time() - start_cpu:.3f}", f"{children:.3f}",
            f"{time.perf_counter() - start_wall:.3f}", os.environ.get("PYTEST_XDIST_WORKER", "main"))
     line = ",".join(f'"{value}"' if "," in value or '"' in value else value
