@@ -59,9 +59,6 @@ def test_the_blocks_that_solve_no_mechanism_run(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.slow
-# the default run keeps its paths: forward mode through the Flores solve in
-# tests/model/integrate/test_gradients.py, a vmapped simulate in tests/sweep/test_run.py
-@pytest.mark.validation
 def test_the_blocks_that_solve_the_slider_crank_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
     monkeypatch.chdir(ROOT)
     setup, *others = python_blocks(API)

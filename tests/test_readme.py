@@ -20,9 +20,6 @@ def test_readme_has_one_python_example_that_compiles():
 
 
 @pytest.mark.slow
-# 1.5 CPU min; the default run keeps its paths: reverse mode through the Flores solve in
-# tests/model/integrate/test_gradients.py, a vmapped simulate in tests/sweep/test_run.py
-@pytest.mark.validation
 def test_readme_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
     (block,) = python_blocks(ROOT / "README.md")
     monkeypatch.chdir(ROOT)
