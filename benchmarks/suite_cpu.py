@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> None:
     print(tiers(table).to_string(index=False, float_format="%.2f"))
     if "outcome" in table:  # records of the current tests/conftest.py
         failed = table[table["outcome"].fillna("passed") != "passed"]
-        print(f"\n{len(failed)} tests did not pass" + "".join(f"\n  {n} ({o})" for n, o in zip(failed["nodeid"], failed["outcome"])))
+        print(f"\n{len(failed)} tests did not pass")
+        for nodeid, outcome in zip(failed["nodeid"], failed["outcome"]):
+            print(f"  {nodeid} ({outcome})")
     per_file = table.pivot_table(index="file", columns="tier", values="total_s", aggfunc="sum",
                                  fill_value=0.0)
     per_file["total"] = per_file.sum(axis=1)

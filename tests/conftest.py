@@ -117,9 +117,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     (and a module's tear-down with its last); the CPU seconds of the child processes the
     test waited for (``os.times``: the ``subprocess`` runs of the command line); wall
     seconds; the outcome (``passed``, or the first phase that did not pass: ``call
-    failed``, ``setup skipped``). Each xdist worker appends its own rows (one ``write`` per row, the file opened
-    for appending), so one file gathers a whole run. Sum per file or tier with
-    ``python -m benchmarks.suite_cpu FILE.csv``."""
+    failed``, ``setup skipped``). Each xdist worker appends its own rows (one ``write``
+    per row, the file opened for appending), so one file gathers a whole run. Sum per file
+    or tier with ``python -m benchmarks.suite_cpu FILE.csv``."""
     path = os.environ.get(CPU_RECORD_ENV)
     if not path:
         yield
