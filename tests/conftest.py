@@ -14,10 +14,15 @@ its own, and its compiles short.
   (docs/BENCHMARKS.md, "Test suite"). The programs (the HLO) are the ones users run; only
   their machine code is less optimised. Added to ``XLA_FLAGS`` beside the package's own CPU
   flags (``model.configure()``, as the command line applies them) before the first
-  computation, and inherited by the processes tests start."""
+  computation, and inherited by the processes tests start.
+- CPU seconds per test, opt in (``CLEARANCE_TEST_CPU=FILE.csv``): each test appends one row
+  to FILE (a header first when FILE is new); see ``pytest_runtest_protocol`` below and
+  docs/BENCHMARKS.md, "Test suite"."""
 
 import collections
 import gc
+import os
+import time
 
 import jax
 import pytest
@@ -81,3 +86,58 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("validation") and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: -slow_per_file[item.path])  # stable: collection order otherwise
+
+
+CPU_RECORD_ENV = "CLEARANCE_TEST_CPU"
+CPU_RECORD_COLUMNS = ("nodeid", "file", "tier", "outcome", "cpu_s", "children_cpu_s", "wall_s", "worker")
+OUTCOME_KEY = pytest.StashKey[str]()
+
+
+def _tier(item: pytest.Item) -> str:
+    """``validation``, ``slow`` or ``fast``: the narrowest tier that holds the test."""
+    if item.get_closest_marker("validation"):
+        return "validation"
+    return "slow" if item.get_closest_marker("slow") else "fast"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """The test's outcome for the CPU record: its first phase that did not pass, or passed."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.passed and item.stash.get(OUTCOME_KEY, "passed") == "passed":
+        item.stash[OUTCOME_KEY] = f"{report.when} {report.outcome}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """With ``CLEARANCE_TEST_CPU=FILE.csv`` set, append one row per test to FILE: this
+    process's CPU seconds (``time.process_time``: all its threads) over the test's set-up,
+    call and tear-down, so a module-scoped fixture counts with the first test of its module
+    (and a module's tear-down with its last); the CPU seconds of the child processes the
+    test waited for (``os.times``: the ``subprocess`` runs of the command line); wall
+    seconds; the outcome (``passed``, or the first phase that did not pass: ``call
+    failed``, ``setup skipped``). Each xdist worker appends its own rows (one ``write``
+    per row, the file opened for appending), so one file gathers a whole run. Sum per file
+    or tier with ``python -m benchmarks.suite_cpu FILE.csv``."""
+    path = os.environ.get(CPU_RECORD_ENV)
+    if not path:
+        yield
+        return
+    start_wall, start_cpu, start_times = time.perf_counter(), time.process_time(), os.times()
+    yield
+    end_times = os.times()
+    children = (end_times.children_user - start_times.children_user
+                + end_times.children_system - start_times.children_system)
+    row = (item.nodeid, item.nodeid.split("::")[0], _tier(item), item.stash.get(OUTCOME_KEY, "passed"),
+           f"{time.process_time() - start_cpu:.3f}", f"{children:.3f}",
+           f"{time.perf_counter() - start_wall:.3f}", os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    line = ",".join(f'"{value}"' if "," in value or '"' in value else value
+                    for value in (v.replace('"', '""') for v in row)) + "\n"
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(descriptor).st_size == 0:
+            os.write(descriptor, (",".join(CPU_RECORD_COLUMNS) + "\n").encode())
+        os.write(descriptor, line.encode())
+    finally:
+        os.close(descriptor)

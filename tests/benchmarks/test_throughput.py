@@ -13,6 +13,9 @@ REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+# the default run keeps its paths: refilling lanes against single solves in
+# tests/model/integrate/test_ensemble.py, a benchmark script as a module in test_harness.py
+@pytest.mark.validation
 def test_quick_run_end_to_end(tmp_path):
     done = subprocess.run([sys.executable, "-m", "benchmarks.throughput", "--case", "gpu", "--quick", "--out", str(tmp_path)],
                           cwd=REPOSITORY, capture_output=True, text=True, timeout=600)

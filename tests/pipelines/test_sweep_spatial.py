@@ -35,6 +35,9 @@ def sweep(tmp_path_factory):
 
 
 @pytest.mark.slow
+# the default run keeps the path: sweep rows against single simulations of the planar Flores
+# slider-crank (tests/sweep/test_run.py), the same lanes whatever the engine
+@pytest.mark.validation
 def test_spatial_sweep_rows_equal_single_simulations(sweep):
     code, folder, frame = sweep
     assert code == 0

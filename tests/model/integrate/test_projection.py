@@ -34,6 +34,10 @@ def slider_x(phi):
 
 
 @pytest.mark.slow
+# a second of motion (a physics validation over a long run); the default run keeps the
+# projection's path: the least-kinetic-energy correction below, and the Flores simulate's
+# constraint violation in tests/pipelines/test_simulation.py::test_flores_physics
+@pytest.mark.validation
 def test_one_second_of_the_flores_slider_crank_stays_on_its_joints():
     config = load_mechanism(CONFIGS / "flores_slider_crank.toml")
     mechanism = build_mechanism(config, "absolute").idealised()

@@ -25,9 +25,11 @@ def _pendulum(t, y, args):
     return jnp.stack([y[1], -jnp.sin(y[0]) + 0.3 * jnp.cos(2.0 * t) - 0.1 * y[1] * y[0] ** 2])
 
 
+# the step as an array, not a Python float (which ``diffeqsolve``'s filter_jit keeps
+# static): one compiled solve serves every step count
 def _final(solver, steps, t_end=2.0):
     y0 = jnp.array([1.0, 0.2])
-    return diffrax.diffeqsolve(diffrax.ODETerm(_pendulum), solver, 0.0, t_end, t_end / steps, y0,
+    return diffrax.diffeqsolve(diffrax.ODETerm(_pendulum), solver, 0.0, t_end, jnp.asarray(t_end / steps), y0,
                                stepsize_controller=diffrax.ConstantStepSize()).ys[-1]
 
 

@@ -2,8 +2,8 @@
 slider-crank, cylindrical clearance joint in 5 slices, over its first impact) agree with
 central finite differences of a tightly solved problem.
 
-Reverse mode is in the validation tier: it compiles for 2 minutes on 2 cores (forward
-mode, in the default run, for 40 s)."""
+Both modes are in the validation tier: reverse mode compiles for 2 minutes on 2 cores,
+forward mode for 40 s (docs/BENCHMARKS.md, "Test suite")."""
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +54,11 @@ def finite_differences(problem):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", [pytest.param("reverse", marks=pytest.mark.validation), "forward"])
+# both modes in the validation tier; the default run keeps forward and reverse mode through a
+# planar solve (tests/model/integrate/test_gradients.py) and the spatial field's derivatives
+# (tests/model/mechanics/spatial/test_gradients.py)
+@pytest.mark.validation
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_spatial_derivatives_match_finite_differences(problem, finite_differences, mode):
     x0, f = problem
     derivative = jax.grad if mode == "reverse" else jax.jacfwd

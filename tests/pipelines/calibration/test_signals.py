@@ -37,7 +37,9 @@ def test_flexible_columns_are_signals_with_units_and_derivatives():
         return trajectory_signals(changed, model.simulate(changed, settings), SIGNALS)
 
     def signals(zeta):
-        return traced(zeta, mechanism)
+        # an array, not a Python float (which filter_jit keeps static): one compiled solve
+        # serves the value and both finite-difference points
+        return traced(jnp.asarray(zeta), mechanism)
 
     values = np.asarray(signals(0.05))
     # The tip load P bends the beam down; its midpoint stays above the chord (to the left of

@@ -18,6 +18,9 @@ BASE = "flores_flexible.toml"
 
 
 @pytest.mark.slow  # a sweep and a single solve of the 13-body flexible slider-crank
+# the default run keeps the path: sweep rows against single simulations of the planar Flores
+# slider-crank (tests/sweep/test_run.py), the same lanes whatever the engine
+@pytest.mark.validation
 def test_flexible_sweep_rows_equal_single_simulations(tmp_path):
     config = write_sweep(tmp_path, 'design = "grid"', 'path = "bodies.conrod.flexible.damping_ratio"\nvalues = [0.01, 0.03]',
                          base=CONFIGS / BASE, simulation='t_end = "0.4 ms"')
