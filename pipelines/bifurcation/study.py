@@ -172,8 +172,6 @@ def lanes_function(study: BifurcationStudy):
     same explicit solver and controller as :func:`model.nonlinear.mechanism_section` (no
     constraint projection), with its step budget: ``max_steps`` per driver period (and
     one for the phase)."""
-    import dataclasses as dc
-
     import jax
 
     from model.integrate.ensemble import solve_ensemble
@@ -185,7 +183,7 @@ def lanes_function(study: BifurcationStudy):
     table = study.table
     settings = solver_settings(study.base)
     intervals = 1 + table.transient_periods + table.periods
-    settings = dc.replace(settings, projection_iterations=0, max_steps=settings.max_steps * intervals)
+    settings = dataclasses.replace(settings, projection_iterations=0, max_steps=settings.max_steps * intervals)
     parameters = ParameterMap(mechanism, [table.parameter], study.source)
     times = section_times(mechanism, transient_periods=table.transient_periods, periods=table.periods,
                           phase=table.section)
