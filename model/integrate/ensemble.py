@@ -220,12 +220,16 @@ class _Integrator(eqx.Module):
 
 
 def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lanes: int = 16,
-                   y0s: PyTree | None = None) -> EnsembleSolution:
+                   y0s: PyTree | None = None, output_times: Float[Array, " times"] | None = None
+                   ) -> EnsembleSolution:
     """Integrate every point of a batched mechanism (leading axis = points) with
     ``lanes`` simulations in flight at once; a lane that finishes takes the next point.
 
     ``mechanisms``: e.g. ``jax.vmap(parameter_map.apply, (None, 0))(base, values)``.
     ``y0s``: initial states per point (default: each mechanism's ``initial_state()``).
+    ``output_times`` (s, increasing, shared by every point; the last is the end time):
+    where each point's state is saved, from its dense output (default:
+    ``settings.output_times()``).
     Planar and spatial mechanisms alike (:class:`~model.mechanics.interface.AbstractMechanism`).
     Points are taken in order: put those expected to take longest first to shorten the
     tail. Pure JAX; jit it (``settings`` and ``lanes`` static).
@@ -234,7 +238,7 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     lanes = max(1, min(lanes, num_points))
     y0s = jax.vmap(lambda m: m.initial_state())(mechanisms) if y0s is None else y0s
     y0s = mechanisms.flatten(y0s)  # [points, n]
-    output_times = settings.output_times()
+    output_times = settings.output_times() if output_times is None else jnp.asarray(output_times, jnp.float64)
     t1_clip_floor = output_times[-1]
     for _ in range(100):
         t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)

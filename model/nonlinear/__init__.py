@@ -13,6 +13,8 @@ from .mechanism import MechanismSection as MechanismSection
 from .mechanism import driver_period as driver_period
 from .mechanism import mechanism_section as mechanism_section
 from .mechanism import periodic_driver as periodic_driver
+from .mechanism import sampled_section as sampled_section
+from .mechanism import section_times as section_times
 from .crossings import DIRECTIONS as DIRECTIONS
 from .crossings import Crossings as Crossings
 from .crossings import CrossingTracking as CrossingTracking

@@ -162,6 +162,43 @@ def section_coordinates(mechanism: AbstractMechanism, section: Trajectory) -> Fl
     return jnp.concatenate([part / jnp.maximum(jnp.max(jnp.abs(part)), 1e-12) for part in (positions, velocities)], axis=1)
 
 
+def section_times(mechanism: AbstractMechanism, *, transient_periods: int, periods: int,
+                  phase: ArrayLike = 0.0) -> Float[Array, " periods"]:
+    """The stroboscopic section's times (s) of a solve from ``t = 0``:
+    ``(phase / 2 pi + transient_periods + k + 1) T`` for ``k < periods``, ``T`` the driver
+    period (:func:`driver_period`); those of :func:`mechanism_section` without ``start``."""
+    period_s = driver_period(mechanism)
+    start = phase / (2.0 * math.pi) * period_s
+    return start + (transient_periods + 1 + jnp.arange(periods)) * period_s
+
+
+def _stroboscopic(mechanism, times, sections, max_period, period_tolerance):
+    section = trajectory_from_states(mechanism, times, mechanism.unflatten(sections))
+    return section, section_period(section_coordinates(mechanism, section), max_period, period_tolerance)
+
+
+def sampled_section(
+    mechanism: AbstractMechanism,
+    times: Float[Array, " periods"],
+    sections: Float[Array, "periods n"],
+    success: Bool[Array, ""],
+    *,
+    max_period: int = 8,
+    period_tolerance: ArrayLike = 1e-3,
+) -> MechanismSection:
+    """The :class:`MechanismSection` without exponents of section states (flat) already
+    sampled at ``times`` (s; :func:`section_times`), e.g. by the refilling lanes of
+    :func:`model.integrate.ensemble.solve_ensemble`: the same period test and motion class
+    as :func:`mechanism_section` with ``num_exponents = 0``. ``success``: the solve that
+    sampled them ended without a failure (the states are also checked finite)."""
+    section, period = _stroboscopic(mechanism, times, sections, max_period, period_tolerance)
+    success = success & jnp.all(jnp.isfinite(sections[-1]))
+    empty = jnp.zeros((0,), sections.dtype)
+    result = LyapunovResult(empty, jnp.zeros((sections.shape[0], 0), sections.dtype), empty, sections, times, success)
+    motion = classify_motion(period, None, None, 0.0, success)
+    return MechanismSection(result, section, period, motion)
+
+
 class ContinuedStart(eqx.Module):
     """A start taken over from a neighbouring run (numerical continuation along a
     parameter): ``state``, a flat state that run reached at its section phase after
@@ -238,8 +275,8 @@ def mechanism_section(
     )
     crossing_section = distinct = None
     if hyperplane is None:
-        section = trajectory_from_states(mechanism, result.section_times, mechanism.unflatten(result.sections))
-        period = section_period(section_coordinates(mechanism, section), max_period, period_tolerance)
+        section, period = _stroboscopic(mechanism, result.section_times, result.sections, max_period,
+                                        period_tolerance)
     else:
         crossings = result.crossings
         stored = jnp.arange(hyperplane.capacity) < crossings.stored
@@ -259,5 +296,5 @@ def mechanism_section(
 
 
 __all__ = ["QUANTITY_KINDS", "ContinuedStart", "MechanismSection", "SectionQuantity", "driver_period",
-           "mechanism_section", "periodic_driver", "section_coordinates",
+           "mechanism_section", "periodic_driver", "sampled_section", "section_coordinates", "section_times",
            "tangent_mask"]

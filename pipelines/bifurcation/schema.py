@@ -52,6 +52,13 @@ class BifurcationTable(BaseModel):
                                                               "(dimensionless)")
     batch: _integer(1) = Field(1, description="values per compiled call (count): 1 runs them one after another "
                                                "(the faster on a CPU), more batches them with vmap (accelerators)")
+    lanes: _integer(1) | None = Field(None, description="run the values through this many refilling lanes (count; "
+                                                         "model.solve_ensemble): one compiled loop where a lane whose "
+                                                         "value ends takes the next, so a slow value holds no other. "
+                                                         "Only for a stroboscopic section without `lyapunov`, "
+                                                         "`continuation` or `hyperplane`, of a parameter that leaves "
+                                                         "the driver period unchanged; absent: one value per call "
+                                                         "(`batch`)")
     continuation: Boolean = Field(False, description="start each value from the state the previous value reached at "
                                                      "its last section (numerical continuation in the order of the "
                                                      "values; one value per call), instead of from the base's initial "
@@ -62,6 +69,25 @@ class BifurcationTable(BaseModel):
         if self.continuation and self.batch > 1:
             raise FieldError(["batch"], f"continuation runs the values one after another, each from the previous "
                                         f"one's end; got batch = {self.batch} (use 1)")
+        return self
+
+    @model_validator(mode="after")
+    def _lanes_sample_the_state_only(self) -> "BifurcationTable":
+        if self.lanes is None:
+            return self
+        need = "lanes carry each value's state only, sampled at the section times"
+        if self.lyapunov:
+            raise FieldError(["lanes"], f"the Lyapunov exponent needs tangent vectors; {need}: set lyapunov = false "
+                                        f"or remove lanes")
+        if self.continuation:
+            raise FieldError(["lanes"], f"continuation starts each value from the previous one's end; {need}: "
+                                        f"set continuation = false or remove lanes")
+        if self.hyperplane is not None:
+            raise FieldError(["lanes"], f"the hyperplane section needs each step's crossings; {need}: remove "
+                                        f"[bifurcation.hyperplane] or lanes")
+        if self.batch > 1:
+            raise FieldError(["lanes"], f"batch = {self.batch} and lanes are two ways to run several values at "
+                                        f"once; give one")
         return self
 
     @model_validator(mode="after")

@@ -4,7 +4,10 @@ compiled batches, and assemble the tables.
 Every value runs :func:`model.nonlinear.mechanism_section` on the base mechanism with the
 parameter written by :class:`pipelines.build.ParameterMap` (the sweeps' dotted paths);
 ``jit(vmap(...))`` over batches of ``[bifurcation] batch`` values, the last batch padded
-with copies of its last value (:func:`sweep.run.pad_rows`).
+with copies of its last value (:func:`sweep.run.pad_rows`). With ``[bifurcation] lanes``
+the values run instead through the refilling lanes (:func:`model.solve_ensemble`), which
+save each value's state at the section times (:func:`model.nonlinear.section_times`),
+classified by :func:`model.nonlinear.sampled_section`.
 """
 
 from __future__ import annotations
@@ -76,7 +79,28 @@ def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> Bifurca
             hyperplane.hyperplane(build_mechanism(base))
         except ValueError as error:
             raise ConfigError(source, f"{KEY}.hyperplane.quantity", str(error)) from None
+    if table.lanes is not None:
+        _check_shared_period(base, table, values, source)
     return BifurcationStudy(table, base, source, values, base.unit_of_path(table.parameter), hyperplane)
+
+
+def _check_shared_period(base: MechanismConfig, table: BifurcationTable, values: np.ndarray, source: str) -> None:
+    """Refuse ``lanes`` when the values change the driver period (the crank speed): the
+    lanes share one set of save times, and the section times follow the period."""
+    import jax
+    import jax.numpy as jnp
+
+    from model.nonlinear import driver_period
+
+    from ..build import ParameterMap, build_mechanism
+
+    mechanism = build_mechanism(base)
+    parameters = ParameterMap(mechanism, [table.parameter], source)
+    periods = np.asarray(jax.vmap(lambda row: driver_period(parameters.apply(mechanism, row)))(jnp.asarray(values[:, None])))
+    if not np.allclose(periods, float(driver_period(mechanism)), rtol=1e-12, atol=0.0):
+        raise ConfigError(source, f"{KEY}.lanes", f"{table.parameter} changes the driver period, so each value has "
+                                                  f"its own section times; lanes need values that share them (a "
+                                                  f"parameter other than the driver speed): remove lanes")
 
 
 def _explicit_solvers():
@@ -138,6 +162,47 @@ def section_function(study: BifurcationStudy):
     return (lambda rows: jax.tree.map(lambda leaf: leaf[None], single(rows[0]))), mechanism
 
 
+LANE_CHUNK = 8  # values per compiled call and lane: the progress bar moves once a call
+
+
+def lanes_function(study: BifurcationStudy):
+    """The compiled function of a chunk of values (shape ``(chunk, 1)``) -> the same dict of
+    arrays as :func:`section_function`'s, run through ``[bifurcation] lanes`` refilling
+    lanes that save every value's state at the shared section times. The lanes step the
+    same explicit solver and controller as :func:`model.nonlinear.mechanism_section` (no
+    constraint projection), with its step budget: ``max_steps`` per driver period (and
+    one for the phase)."""
+    import jax
+
+    from model.integrate.ensemble import solve_ensemble
+    from model.nonlinear import sampled_section, section_times
+
+    from ..build import ParameterMap, build_mechanism, solver_settings
+
+    mechanism = build_mechanism(study.base)
+    table = study.table
+    settings = solver_settings(study.base)
+    intervals = 1 + table.transient_periods + table.periods
+    settings = dataclasses.replace(settings, projection_iterations=0, max_steps=settings.max_steps * intervals)
+    parameters = ParameterMap(mechanism, [table.parameter], study.source)
+    times = section_times(mechanism, transient_periods=table.transient_periods, periods=table.periods,
+                          phase=table.section)
+
+    def one(varied, states, result):
+        sections = varied.flatten(states)
+        outcome = sampled_section(varied, times, sections, result == 0, max_period=table.max_period,
+                                  period_tolerance=table.period_tolerance)
+        return {**section_samples(outcome, False), END_STATE: sections[-1]}
+
+    @jax.jit
+    def run(rows):
+        mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, rows)
+        solution = solve_ensemble(mechanisms, settings, lanes=table.lanes, output_times=times)
+        return jax.vmap(one)(mechanisms, solution.ys, solution.result)
+
+    return run, mechanism
+
+
 def _continued(function, mechanism, study: BifurcationStudy, bar) -> list[dict]:
     """The values in order, each started from the previous one's last section state
     (:class:`model.nonlinear.ContinuedStart`); the first from the base's initial state.
@@ -169,8 +234,12 @@ def run_bifurcation(study: BifurcationStudy, progress: bool = True) -> Bifurcati
 
     from model.nonlinear import MOTION_NAMES
 
-    function, mechanism = section_function(study)
-    batch = min(study.table.batch, len(study.values))
+    if study.table.lanes is None:
+        function, mechanism = section_function(study)
+        batch = min(study.table.batch, len(study.values))
+    else:
+        batch = min(study.table.lanes * LANE_CHUNK, len(study.values))
+        function, mechanism = lanes_function(study)
     rows = study.values[:, None]
     outputs = []
     with tqdm(total=len(rows), desc="bifurcation", unit="value", disable=not progress) as bar:
