@@ -164,6 +164,11 @@ def flat_vector_field(t, flat: Float[Array, " n"], mechanism: AbstractMechanism)
     return mechanism.flat_vector_field(t, flat)
 
 
+def vector_field(t, state: PyTree, mechanism: AbstractMechanism) -> PyTree:
+    """:meth:`AbstractMechanism.vector_field` in diffrax's ``(t, y, args)`` signature."""
+    return mechanism.vector_field(t, state)
+
+
 def initial_state(mechanism: AbstractMechanism) -> PyTree:
     """:meth:`AbstractMechanism.initial_state`: the consistent state of ``mechanism`` at ``t = 0``."""
     return mechanism.initial_state()
