@@ -31,7 +31,7 @@ from model.mechanics.tree import TreeMechanism, UnsupportedMechanism, tree_mecha
 
 from .build_common import absolute_fields, build_friction, build_lubrication, contact_law, joint_modulus
 from .build_common import leaf as _array
-from .build_flexible import body_layout, point_loads, velocity_targets
+from .build_flexible import BodyLayout, point_loads, velocity_targets
 from .build_spatial import build_spatial
 from .config import MechanismConfig
 from .config.spatial import JOINT_ENGINE_IS_PLANAR, SpatialConfig
@@ -95,7 +95,7 @@ def _build_absolute(config: MechanismConfig) -> Mechanism:
     """The planar mechanism of ``config`` in absolute coordinates."""
     revolute, prismatic, fixed, clearance = [], [], [], []
     revolute_index: dict[str, int] = {}
-    layout = body_layout(config)
+    layout = BodyLayout(config)
     for joint in config.joints:
         (i, point_i), (j, point_j) = (layout.attach(name, point) for name, point in zip(joint.bodies, joint.points))
         if joint.type == "revolute":
@@ -129,7 +129,7 @@ def _build_absolute(config: MechanismConfig) -> Mechanism:
         masses=_array(layout.masses),
         inertias=_array(layout.inertias),
         gravity=_array(config.gravity),
-        initial_positions=_array(layout.positions),
+        initial_positions=_array(np.concatenate(layout.positions)),
         revolute_joints=tuple(revolute),
         prismatic_joints=tuple(prismatic),
         fixed_joints=tuple(fixed),
@@ -140,7 +140,7 @@ def _build_absolute(config: MechanismConfig) -> Mechanism:
                           for joint in config.joints if joint.type == kind),
         loads=point_loads(config, layout),
         **absolute_fields(config, layout,
-                          velocity_targets(config, np.asarray(layout.positions).reshape(-1, 3)[:, :2], 2)),
+                          velocity_targets(config, np.stack(layout.positions)[:, :2], 2)),
     )
 
 

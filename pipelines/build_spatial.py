@@ -11,85 +11,21 @@ import dataclasses
 import jax
 import numpy as np
 
-from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair, quaternion_product, rotation_matrix
+from model.geometry.quaternion import perpendicular_pair, quaternion_product
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
 from model.mechanics.spatial import without_redundant_rows
-from model.mechanics.beam import section_properties
-from model.mechanics.segmentation import holding_segment, segment_centres, segment_inertia_tensors, segment_masses
 
 from .build_common import absolute_fields, build_friction, build_lubrication, contact_law, joint_modulus
 from .build_common import leaf as _array
-from .build_flexible import velocity_targets
-from .config.spatial import Rotation, SpatialConfig
+from .build_flexible import BodyLayout, velocity_targets
+from .config.spatial import SpatialConfig
 from .errors import ConfigError
-
-
-@dataclasses.dataclass
-class SpatialLayout:
-    """The engine's bodies for a spatial config: a rigid body is one, a flexible body ``B`` of
-    ``segments = m`` elements is ``m + 1`` rigid segments ``B[k]`` along its x axis (as in
-    the planar engine, ``pipelines/build_flexible.py``); points go to the segment that holds
-    them."""
-
-    config: SpatialConfig
-    first_index: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
-    masses: list = dataclasses.field(default_factory=list)
-    inertias: list = dataclasses.field(default_factory=list)  # 3x3, body axes
-    positions: list = dataclasses.field(default_factory=list)  # position and quaternion per engine body
-    names: list = dataclasses.field(default_factory=list)
-    quaternions: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # per config body
-
-    def __post_init__(self):
-        for body in self.config.bodies:
-            rotation = body.rotation or Rotation(axis=(0.0, 0.0, 1.0))
-            quaternion = np.asarray(axis_angle_quaternion(rotation.axis, rotation.angle))
-            self.quaternions[body.name] = quaternion
-            self.first_index[body.name] = len(self.names)
-            spec = body.flexible
-            if spec is None:
-                self._add(body.name, body.mass, np.asarray(body.inertia), np.asarray(body.position), quaternion)
-                continue
-            section = section_properties(spec.section.shape, **spec.section.dimensions())
-            tensors = segment_inertia_tensors(body.mass, spec.length, spec.segments, section["area"], section["iyy"],
-                                              section["izz"])
-            axis = np.asarray(rotation_matrix(quaternion))[:, 0]
-            for k, (mass, x) in enumerate(zip(segment_masses(body.mass, spec.segments),
-                                              segment_centres(spec.length, spec.segments))):
-                self._add(f"{body.name}[{k}]", float(mass), tensors[k], np.asarray(body.position) + x * axis, quaternion)
-
-    def _add(self, name, mass, inertia, position, quaternion):
-        self.names.append(name)
-        self.masses.append(mass)
-        self.inertias.append(inertia)
-        self.positions.append(np.concatenate([position, quaternion]))
-
-    def flexible(self, name: str):
-        return next((b.flexible for b in self.config.bodies if b.name == name), None)
-
-    def attach(self, name: str, point) -> tuple[int, np.ndarray]:
-        """Engine body and its local point (m) for ``point`` of config body ``name``."""
-        point = np.asarray(point, dtype=float)
-        if name == "ground":
-            return GROUND, point
-        spec = self.flexible(name)
-        if spec is None:
-            return self.first_index[name], point
-        segment = holding_segment(point[0], spec.length, spec.segments)
-        centre = segment_centres(spec.length, spec.segments)[segment]
-        return self.first_index[name] + segment, point - np.array([centre, 0.0, 0.0])
-
-    def frame(self, name: str) -> np.ndarray:
-        """Body-from-ground rotation of config body ``name`` at t = 0."""
-        return np.eye(3) if name == "ground" else np.asarray(rotation_matrix(self.quaternions[name])).T
-
-    def quaternion(self, name: str) -> np.ndarray:
-        return np.array([1.0, 0, 0, 0]) if name == "ground" else self.quaternions[name]
 
 
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     """The mechanism pytree of ``config`` (errors name the file and the key)."""
-    layout = SpatialLayout(config)
+    layout = BodyLayout(config)
     frame, quaternion = layout.frame, layout.quaternion
 
     joints, cylinders, spheres, joint_names, clearance_names = [], [], [], [], []

@@ -162,17 +162,23 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> Evaluation:
     return Evaluation(vdot, multipliers, contact, torques, violation)
 
 
-def retract_small(x, correction, num_bodies: int):
+def retract_small(x, correction, num_bodies: int, exact: bool = False):
     """``x`` moved by a small velocity-space correction ``[dr, dtheta]`` per body: ``r + dr``
-    and the quaternion turned by ``dtheta`` to first order, ``p + (0, dtheta) p / 2``,
-    renormalised (second-order terms in ``|dtheta|`` dropped: the corrections of
+    and the quaternion turned by ``dtheta``, renormalised. To first order,
+    ``p + (0, dtheta) p / 2`` (second-order terms in ``|dtheta|`` dropped: the corrections of
     :meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.project_state` are of the
-    order of the constraint violation)."""
+    order of the constraint violation); with ``exact`` by the rotation through ``|dtheta|``
+    about its direction."""
     parts = []
     for body in range(num_bodies):
         position, quaternion = body_pose(x, body)
         translation, rotation = body_twist(correction, body)
-        turned = quaternion + 0.5 * quaternion_product(jnp.concatenate([jnp.zeros(1, x.dtype), rotation]), quaternion)
+        if exact:
+            angle = jnp.sqrt(rotation @ rotation + 1e-300)
+            turned = quaternion_product(axis_angle_quaternion(rotation / angle, angle), quaternion)
+        else:
+            turned = quaternion + 0.5 * quaternion_product(jnp.concatenate([jnp.zeros(1, x.dtype), rotation]),
+                                                           quaternion)
         parts += [position + translation, turned / jnp.sqrt(turned @ turned)]
     return jnp.concatenate(parts)
 
@@ -191,20 +197,6 @@ def constraint_correction(mechanism: SpatialMechanism, x, t):
     return lambda residual: constrained_accelerations(mechanism, groups, inverse_inertias, zero, -residual)[0]
 
 
-def _retract(x, correction, num_bodies):
-    """Apply a velocity-space correction ``[dr, dtheta]`` to ``x`` exactly (rotation by
-    ``dtheta``, renormalised)."""
-    parts = []
-    for body in range(num_bodies):
-        position, quaternion = body_pose(x, body)
-        translation, rotation = body_twist(correction, body)
-        angle = jnp.sqrt(rotation @ rotation + 1e-300)
-        turn = axis_angle_quaternion(rotation / angle, angle)
-        updated = quaternion_product(turn, quaternion)
-        parts += [position + translation, updated / jnp.sqrt(updated @ updated)]
-    return jnp.concatenate(parts)
-
-
 def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 10):
     """Minimum-norm Gauss–Newton projection of ``x`` onto ``Phi(x, t) = 0``."""
     t = jnp.asarray(t, x.dtype)
@@ -216,7 +208,7 @@ def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 1
         # the minimum-norm step by the pseudo-inverse, whose derivative (Golub & Pereyra 1973)
         # is finite where lstsq's, through the SVD, is not (repeated singular values)
         correction = -jnp.linalg.pinv(constraint_jacobian(mechanism, x, t)) @ residual
-        return _retract(x, correction, mechanism.num_bodies), None
+        return retract_small(x, correction, mechanism.num_bodies, exact=True), None
 
     return jax.lax.scan(newton_step, x, None, length=iterations)[0]
 
