@@ -285,21 +285,25 @@ class AbstractAbsoluteMechanism(AbstractMechanism):
         eccentricity and tilt) and no element deformation accelerating
         (:meth:`deformation_accelerations`) under gravity, the applied loads, the contact
         forces at t = 0 and the inertia of the initial (rigid-body) motion, so that the
-        elastic forces balance them. The unknowns are a small velocity-space step of every
-        body applied to ``positions`` (:meth:`retract`); the joints fix each body's frame
-        and the deformation rows its shape. Gauss–Newton (``optimistix.GaussNewton``,
+        elastic forces balance them. The unknowns are the coordinates themselves where they
+        add as the velocities do (planar: ``dq/dt = qd``, :attr:`second_order_size`), else a
+        small velocity-space step of every body applied to ``positions`` (:meth:`retract`,
+        which keeps quaternions unit); the joints fix each body's frame and the deformation
+        rows its shape. Gauss–Newton (``optimistix.GaussNewton``,
         minimum-norm steps) from the undeformed assembly, so the rigid motions the equations
         leave free move as little as they can; derivatives with respect to the mechanism's
         parameters are the implicit ones (:func:`~model.mechanics.start.solve_static`)."""
-        def residual(step, mechanism):
+        coordinates = self.second_order_size is not None
+
+        def residual(unknowns, mechanism):
             t = jnp.zeros((), positions.dtype)
-            moved = mechanism.retract(positions, step)
+            moved = unknowns if coordinates else mechanism.retract(positions, unknowns)
             return jnp.concatenate([mechanism.idealised(with_offsets=True).constraint_values(moved, t),
                                     STATIC_SHAPE_SCALE * mechanism.deformation_accelerations(moved, t)])
 
-        step, _ = solve_static(residual, jnp.zeros(self.velocity_size, positions.dtype), self,
-                               optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)
-        return self.retract(positions, step)
+        guess = positions if coordinates else jnp.zeros(self.velocity_size, positions.dtype)
+        unknowns, _ = solve_static(residual, guess, self, optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)
+        return unknowns if coordinates else self.retract(positions, unknowns)
 
     def project_state(self, t, state: PyTree, iterations: int = 1) -> PyTree:
         """``state`` moved back onto the constraints at ``t`` (s): the positions by
