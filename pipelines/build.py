@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import model
-from model.contact.normal import ContactLaw
 from model.mechanics.mechanism import (
     ClearanceJoint,
     Driver,
@@ -26,24 +25,17 @@ from model.mechanics.mechanism import (
 )
 from model.integrate.settings import SolverSettings
 from model.integrate.solver_choice import auto_solver
-from model.contact.stiffness import effective_modulus
 
 from model.mechanics.spatial import SpatialMechanism
 from model.mechanics.tree import TreeMechanism, UnsupportedMechanism, tree_mechanism
 
-from .build_flexible import beam_chains, body_layout, point_loads, velocity_targets
-from .build_friction import build_friction
-from .build_lubrication import build_lubrication
-from .build_window import metrics_window
-from .build_spatial import build_spatial, spatial_flexible_auto_solver, spatial_parameter_leaf
+from .build_common import absolute_fields, build_friction, build_lubrication, contact_law, joint_modulus
+from .build_common import leaf as _array
+from .build_flexible import BodyLayout, point_loads, velocity_targets
+from .build_spatial import build_spatial
 from .config import MechanismConfig
 from .config.spatial import JOINT_ENGINE_IS_PLANAR, SpatialConfig
 from .errors import ConfigError
-from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
-
-
-def _array(value) -> jnp.ndarray:
-    return jnp.asarray(value, dtype=jnp.float64)
 
 
 def _initial_angle(config: MechanismConfig, pair) -> float:
@@ -52,13 +44,8 @@ def _initial_angle(config: MechanismConfig, pair) -> float:
 
 
 def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
-    contact, friction = joint.contact, joint.friction
+    contact = joint.contact
     hertz = contact.stiffness == "hertz"
-    if hertz:
-        first, second = (config.materials[name] for name in joint.materials)
-        modulus = effective_modulus(first.youngs_modulus, first.poisson_ratio, second.youngs_modulus, second.poisson_ratio)
-    else:
-        modulus = 0.0
     (journal_body, journal_point), (bearing_body, bearing_point) = (
         layout.attach(name, point) for name, point in zip(joint.bodies, joint.points)
     )
@@ -69,17 +56,9 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
         bearing_point=bearing_point,
         bearing_radius=_array(joint.bearing_radius),
         clearance=_array(joint.clearance),
-        contact=ContactLaw(
-            model=contact.model,
-            stiffness=_array(0.0 if hertz else contact.stiffness),
-            exponent=_array(contact.exponent),
-            restitution=_array(contact.restitution),
-            damping=_array(contact.damping),
-            penetration_max=_array(contact.penetration_max),
-            impact_velocity_floor=_array(contact.impact_velocity_floor),
-        ),
-        friction=build_friction(friction),
-        effective_modulus=_array(modulus),
+        contact=contact_law(contact, 0.0),
+        friction=build_friction(joint.friction),
+        effective_modulus=_array(joint_modulus(config, joint) if hertz else 0.0),
         stiffness_factor=_array(contact.stiffness_factor),
         initial_eccentricity=_array(joint.initial_eccentricity),
         hertz=hertz,
@@ -116,7 +95,7 @@ def _build_absolute(config: MechanismConfig) -> Mechanism:
     """The planar mechanism of ``config`` in absolute coordinates."""
     revolute, prismatic, fixed, clearance = [], [], [], []
     revolute_index: dict[str, int] = {}
-    layout = body_layout(config)
+    layout = BodyLayout(config)
     for joint in config.joints:
         (i, point_i), (j, point_j) = (layout.attach(name, point) for name, point in zip(joint.bodies, joint.points))
         if joint.type == "revolute":
@@ -150,37 +129,30 @@ def _build_absolute(config: MechanismConfig) -> Mechanism:
         masses=_array(layout.masses),
         inertias=_array(layout.inertias),
         gravity=_array(config.gravity),
-        initial_positions=_array(layout.positions),
+        initial_positions=_array(np.concatenate(layout.positions)),
         revolute_joints=tuple(revolute),
         prismatic_joints=tuple(prismatic),
         fixed_joints=tuple(fixed),
         clearance_joints=tuple(joint for _, joint in clearance),
         drivers=tuple(drivers),
-        baumgarte_alpha=_array(config.simulation.baumgarte_alpha),
-        baumgarte_beta=_array(config.simulation.baumgarte_beta),
-        initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
-        initial_velocity_targets=velocity_targets(config, np.asarray(layout.positions).reshape(-1, 3)[:, :2], 2),
-        initial_clearance=config.initial.clearance,
-        initial_deformation=config.initial.deformation,
-        body_names=tuple(layout.names),
         clearance_names=tuple(name for name, _ in clearance),
-        driver_names=tuple(d.name for d in config.drivers),
         joint_names=tuple(joint.name for kind in ("revolute", "prismatic", "fixed")
                           for joint in config.joints if joint.type == kind),
-        beam_chains=beam_chains(config, layout),
         loads=point_loads(config, layout),
-        metrics_window=metrics_window(config),
+        **absolute_fields(config, layout,
+                          velocity_targets(config, np.stack(layout.positions)[:, :2], 2)),
     )
 
 
 def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> SolverSettings:
     """Static integration settings from ``[simulation]`` (planar and spatial configs share
-    its keys); ``solver = "auto"`` is resolved with :func:`model.resolve_solver`, or from the
-    beam elements for a mechanism with a flexible body."""
+    its keys); ``solver = "auto"`` is resolved with :func:`model.resolve_solver`, or, for a
+    mechanism with a flexible body, from the beam elements' fastest rate against the
+    contact period at the run's ``rtol`` (:func:`model.integrate.auto_solver`)."""
     simulation = config.simulation
-    rtol = changes.get("rtol", simulation.rtol)
-    flexible_choice = (spatial_flexible_auto_solver(config, rtol) if isinstance(config, SpatialConfig)
-                       else _flexible_auto_solver(config, rtol))
+    flexible_choice = None
+    if simulation.solver == "auto" and any(body.flexible is not None for body in config.bodies):
+        flexible_choice = auto_solver(build_mechanism(config, "absolute"), changes.get("rtol", simulation.rtol))
     settings = dict(
         t_end=simulation.t_end,
         output_interval=simulation.output_interval,
@@ -195,17 +167,29 @@ def solver_settings(config: MechanismConfig | SpatialConfig, **changes) -> Solve
     return SolverSettings(**settings)
 
 
-def _flexible_auto_solver(config: MechanismConfig, rtol: float) -> str | None:
-    """``solver = "auto"`` on a mechanism with a flexible body: chosen from the beam
-    elements' fastest rate against the contact period, at the run's ``rtol``
-    (:func:`model.integrate.auto_solver`)."""
-    if config.simulation.solver != "auto" or not any(body.flexible is not None for body in config.bodies):
-        return None
-    return auto_solver(build_mechanism(config, "absolute"), rtol)
-
-
-# Continuous parameters a path may address: key below ``joints.J`` -> getter of the leaf.
-_CLEARANCE_KEYS: dict[str, Callable[[ClearanceJoint], object]] = {**CONTACT_KEYS, **BEARING_KEYS}
+# Continuous parameters of a clearance joint a path may address: key below ``joints.J`` ->
+# getter of the leaf. Contact and friction laws and clearance: every clearance joint.
+CONTACT_KEYS: dict[str, Callable] = {
+    "clearance": lambda j: j.clearance,
+    "contact.stiffness": lambda j: j.contact.stiffness,
+    "contact.stiffness_factor": lambda j: j.stiffness_factor,
+    "contact.exponent": lambda j: j.contact.exponent,
+    "contact.restitution": lambda j: j.contact.restitution,
+    "contact.damping": lambda j: j.contact.damping,
+    "contact.penetration_max": lambda j: j.contact.penetration_max,
+    "contact.impact_velocity_floor": lambda j: j.contact.impact_velocity_floor,
+    "friction.coefficient": lambda j: j.friction.coefficient,
+    "friction.static_coefficient": lambda j: j.friction.static_coefficient,
+    "friction.stiction_velocity": lambda j: j.friction.stiction_velocity,
+    "friction.dynamic_velocity": lambda j: j.friction.dynamic_velocity,
+}
+# Journal-bearing geometry and oil film: planar revolute and spatial cylindrical joints
+# (the joints with a ``bearing_radius``); a spatial cylindrical joint also has a length.
+BEARING_KEYS: dict[str, Callable] = {
+    "bearing_radius": lambda j: j.bearing_radius,
+    "lubrication.viscosity": lambda j: j.lubrication.viscosity,
+    "lubrication.length": lambda j: j.lubrication.length,
+}
 
 
 def parameter_leaf(mechanism: Mechanism | SpatialMechanism, path: str, source: str = "config"
@@ -213,45 +197,61 @@ def parameter_leaf(mechanism: Mechanism | SpatialMechanism, path: str, source: s
     """``(get, set)`` for the array leaf addressed by dotted config ``path``:
     ``get(mechanism) -> value`` and ``set(mechanism, value) -> mechanism``.
 
-    Supported: ``bodies.B.mass``, ``bodies.B.inertia``, ``joints.J.<clearance key>``
-    (see ``_CLEARANCE_KEYS``), ``bodies.B.flexible.damping_ratio``, ``drivers.D.speed``, ``drivers.D.torque``,
-    ``simulation.baumgarte_alpha``/``baumgarte_beta``; a spatial mechanism's:
-    :func:`pipelines.build_spatial.spatial_parameter_leaf`.
+    Supported: ``bodies.B.mass`` (a rigid body), ``bodies.B.inertia`` (a planar one),
+    ``bodies.B.flexible.damping_ratio``, ``joints.J.<key>`` (a clearance joint's
+    ``CONTACT_KEYS``; with a bearing, ``BEARING_KEYS``; a spatial cylindrical joint's
+    ``length``), ``drivers.D.speed``, ``drivers.D.torque``,
+    ``simulation.baumgarte_alpha``/``baumgarte_beta``. ``slices`` and the laws are discrete
+    (one compiled group per value). A :class:`~model.mechanics.tree.TreeMechanism` reads
+    its parameters from its absolute description (the same leaves).
     """
-    if isinstance(mechanism, SpatialMechanism):
-        return spatial_parameter_leaf(mechanism, path, source)
-    # a TreeMechanism reads its parameters from its absolute description (the same leaves)
     section, _, rest = path.partition(".")
     name, _, key = rest.partition(".")
-    if section == "bodies" and name in mechanism.body_names and key in ("mass", "inertia"):
-        index, field = mechanism.body_names.index(name), "masses" if key == "mass" else "inertias"
-
-        def get(m):
-            return getattr(m, field)[index]
-
-        def set_(m, value):
-            return eqx.tree_at(lambda m_: getattr(m_, field), m, getattr(m, field).at[index].set(value))
-
-        return get, set_
     chains = [chain.name for chain in mechanism.beam_chains]
-    if section == "bodies" and name in chains and key == "flexible.damping_ratio":
+    leaf = None
+    if section == "bodies" and name in mechanism.body_names and (
+            key == "mass" or (key == "inertia" and mechanism.inertias.ndim == 1)):
+        index, field = mechanism.body_names.index(name), "masses" if key == "mass" else "inertias"
+        leaf = (lambda m: getattr(m, field)[index],
+                lambda m, value: eqx.tree_at(lambda m_: getattr(m_, field), m, getattr(m, field).at[index].set(value)))
+    elif section == "bodies" and name in chains and key == "flexible.damping_ratio":
         index = chains.index(name)
-        return tree_leaf(lambda m: m.beam_chains[index].damping_ratio)
-    if section == "joints" and name in mechanism.clearance_names and key in _CLEARANCE_KEYS:
-        joint = mechanism.clearance_joints[mechanism.clearance_names.index(name)]
-        if key.startswith("lubrication.") and joint.lubrication is None:
-            raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
-        index, getter = mechanism.clearance_names.index(name), _CLEARANCE_KEYS[key]
-        return tree_leaf(lambda m: getter(m.clearance_joints[index]))
-    if section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):
+        leaf = tree_leaf(lambda m: m.beam_chains[index].damping_ratio)
+    elif section == "joints" and name in mechanism.clearance_names:
+        leaf = _joint_leaf(mechanism, name, key, path, source)
+    elif section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):
         index = mechanism.driver_names.index(name)
-        return tree_leaf(lambda m: getattr(m.drivers[index], key))
-    if section == "simulation" and name in ("baumgarte_alpha", "baumgarte_beta") and not key:
-        return tree_leaf(lambda m: getattr(m, name))
-    raise ConfigError(source, path, "not a continuous parameter of the mechanism that can be varied")
+        leaf = tree_leaf(lambda m: getattr(m.drivers[index], key))
+    elif section == "simulation" and name in ("baumgarte_alpha", "baumgarte_beta") and not key:
+        leaf = tree_leaf(lambda m: getattr(m, name))
+    if leaf is None:
+        raise ConfigError(source, path, "not a continuous parameter of the mechanism that can be varied")
+    return leaf
+
+
+def _joint_leaf(mechanism, name: str, key: str, path: str, source: str) -> tuple[Callable, Callable] | None:
+    index = mechanism.clearance_names.index(name)
+    joint = mechanism.clearance_joints[index]
+    keys = {**CONTACT_KEYS, **(BEARING_KEYS if hasattr(joint, "bearing_radius") else {}),
+            **({"length": lambda j: j.length} if hasattr(joint, "length") else {})}
+    if key not in keys:
+        return None
+    getter = keys[key]
+    if key.startswith("lubrication.") and joint.lubrication is None:
+        raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
+    if getattr(joint, "palmgren", False) and key == "contact.stiffness":
+        raise ConfigError(source, path, 'the joint\'s stiffness is "palmgren" (from its length); vary the length')
+    if not isinstance(mechanism, SpatialMechanism):
+        return tree_leaf(lambda m: getter(m.clearance_joints[index]))
+    # through the fields themselves: a spatial ``clearance_joints`` is a derived tuple tree_at cannot write
+    cylinders = len(mechanism.cylindrical_joints)
+    if index < cylinders:
+        return tree_leaf(lambda m: getter(m.cylindrical_joints[index]))
+    return tree_leaf(lambda m: getter(m.spherical_joints[index - cylinders]))
 
 
 def tree_leaf(getter: Callable) -> tuple[Callable, Callable]:
+    """``(getter, setter)`` of the array leaf ``getter`` reads (``eqx.tree_at``)."""
     return getter, lambda m, value: eqx.tree_at(getter, m, value)
 
 

@@ -1,7 +1,7 @@
-"""Expansion of the config's bodies into the engine's rigid bodies: a rigid body is one, a
-flexible body ``B`` of ``segments = m`` elements is ``m + 1`` rigid bodies named ``B[k]`` joined by a
-:class:`~model.mechanics.flexible.BeamChain`; joint and load points go to the segment that
-holds them (``model/mechanics/segmentation.py``)."""
+"""Expansion of a planar or spatial config's bodies into the engine's rigid bodies: a rigid
+body is one, a flexible body ``B`` of ``segments = m`` elements is ``m + 1`` rigid bodies
+named ``B[k]`` joined by a :class:`~model.mechanics.flexible.BeamChain`; joint and load
+points go to the segment that holds them (``model/mechanics/segmentation.py``)."""
 
 from __future__ import annotations
 
@@ -10,61 +10,85 @@ from dataclasses import dataclass, field
 import jax.numpy as jnp
 import numpy as np
 
+from model.geometry.quaternion import axis_angle_quaternion, rotation_matrix
 from model.mechanics.beam import SHEAR_FACTORS, section_properties
 from model.mechanics.flexible import BeamChain, PointLoad
 from model.mechanics.mechanism import GROUND
 from model.mechanics.segmentation import (
-    frequency_coefficient, holding_segment, segment_centres, segment_inertias, segment_masses,
+    frequency_coefficient, holding_segment, segment_centres, segment_inertia_tensors, segment_inertias, segment_masses,
 )
 
 from .config import MechanismConfig
+from .config.spatial import Rotation, SpatialConfig
 
 
 @dataclass
 class BodyLayout:
-    """The engine's bodies for a config: per-body arrays and where each config body went."""
+    """The engine's bodies for a planar or spatial config (see the module docstring): a
+    flexible body's segments lie along its x axis, each with its piece's mass and inertia."""
 
+    config: MechanismConfig | SpatialConfig
+    first_index: dict[str, int] = field(default_factory=dict)  # config body -> its first engine body
     masses: list[float] = field(default_factory=list)
-    inertias: list[float] = field(default_factory=list)
-    positions: list[float] = field(default_factory=list)  # x, y, theta per engine body
+    inertias: list = field(default_factory=list)  # planar: about z (kg m^2); spatial: 3x3 tensor, body axes
+    positions: list[np.ndarray] = field(default_factory=list)  # per engine body: (x, y, theta) or (r, quaternion)
     names: list[str] = field(default_factory=list)
-    first_index: dict[str, int] = field(default_factory=dict)
-    flexible: dict[str, object] = field(default_factory=dict)  # name -> Flexible config
+    quaternions: dict[str, np.ndarray] = field(default_factory=dict)  # spatial: per config body
+
+    def __post_init__(self):
+        spatial = getattr(self.config, "dimension", 2) == 3
+        for body in self.config.bodies:
+            self.first_index[body.name] = len(self.names)
+            if spatial:
+                rotation = body.rotation or Rotation(axis=(0.0, 0.0, 1.0))
+                orientation = np.asarray(axis_angle_quaternion(rotation.axis, rotation.angle))
+                self.quaternions[body.name] = orientation
+                direction = np.asarray(rotation_matrix(orientation))[:, 0]
+            else:
+                orientation, direction = np.array([body.angle]), np.array([np.cos(body.angle), np.sin(body.angle)])
+            spec = body.flexible
+            if spec is None:
+                inertia = np.asarray(body.inertia) if spatial else body.inertia
+                self._add(body.name, body.mass, inertia, np.asarray(body.position), orientation)
+                continue
+            section = section_properties(spec.section.shape, **spec.section.dimensions())
+            inertias = (segment_inertia_tensors(body.mass, spec.length, spec.segments, section["area"], section["iyy"],
+                                                section["izz"]) if spatial else
+                        [float(inertia) for inertia in segment_inertias(body.mass, spec.length, spec.segments,
+                                                                         section["area"], section["izz"])])
+            for k, (mass, x) in enumerate(zip(segment_masses(body.mass, spec.segments),
+                                              segment_centres(spec.length, spec.segments))):
+                self._add(f"{body.name}[{k}]", float(mass), inertias[k], np.asarray(body.position) + x * direction,
+                          orientation)
+
+    def _add(self, name, mass, inertia, position, orientation):
+        self.names.append(name)
+        self.masses.append(mass)
+        self.inertias.append(inertia)
+        self.positions.append(np.concatenate([position, orientation]))
+
+    def flexible(self, name: str):
+        """The ``[bodies.flexible]`` table of config body ``name``, or None."""
+        return next((body.flexible for body in self.config.bodies if body.name == name), None)
 
     def attach(self, name: str, point) -> tuple[int, jnp.ndarray]:
-        """Engine body and local point (m) for ``point`` of config body ``name``."""
-        if name == "ground":
-            return GROUND, jnp.asarray(point, dtype=jnp.float64)
-        spec = self.flexible.get(name)
+        """Engine body and its local point (m) for ``point`` of config body ``name``."""
+        point = np.asarray(point, dtype=float)
+        spec = None if name == "ground" else self.flexible(name)
         if spec is None:
-            return self.first_index[name], jnp.asarray(point, dtype=jnp.float64)
+            return GROUND if name == "ground" else self.first_index[name], jnp.asarray(point, dtype=jnp.float64)
         segment = holding_segment(point[0], spec.length, spec.segments)
-        centre = segment_centres(spec.length, spec.segments)[segment]
-        return self.first_index[name] + segment, jnp.asarray([point[0] - centre, point[1]], dtype=jnp.float64)
+        shift = np.zeros_like(point)
+        shift[0] = segment_centres(spec.length, spec.segments)[segment]
+        return self.first_index[name] + segment, jnp.asarray(point - shift, dtype=jnp.float64)
 
+    def frame(self, name: str) -> np.ndarray:
+        """Body-from-ground rotation of spatial config body ``name`` at t = 0."""
+        return np.eye(3) if name == "ground" else np.asarray(rotation_matrix(self.quaternions[name])).T
 
-def body_layout(config: MechanismConfig) -> BodyLayout:
-    layout = BodyLayout()
-    for body in config.bodies:
-        layout.first_index[body.name] = len(layout.names)
-        spec = body.flexible
-        if spec is None:
-            layout.masses.append(body.mass)
-            layout.inertias.append(body.inertia)
-            layout.positions += [body.position[0], body.position[1], body.angle]
-            layout.names.append(body.name)
-            continue
-        layout.flexible[body.name] = spec
-        section = section_properties(spec.section.shape, **spec.section.dimensions())
-        masses = segment_masses(body.mass, spec.segments)
-        inertias = segment_inertias(body.mass, spec.length, spec.segments, section["area"], section["izz"])
-        direction = np.array([np.cos(body.angle), np.sin(body.angle)])
-        for k, x in enumerate(segment_centres(spec.length, spec.segments)):
-            layout.masses.append(float(masses[k]))
-            layout.inertias.append(float(inertias[k]))
-            layout.positions += [*(np.asarray(body.position) + x * direction), body.angle]
-            layout.names.append(f"{body.name}[{k}]")
-    return layout
+    def quaternion(self, name: str) -> np.ndarray:
+        """The initial quaternion of spatial config body ``name``."""
+        return np.array([1.0, 0, 0, 0]) if name == "ground" else self.quaternions[name]
 
 
 def beam_chains(config, layout) -> tuple[BeamChain, ...]:

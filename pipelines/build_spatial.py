@@ -7,120 +7,25 @@ rotation; the user's constraint set is checked for redundancy at the initial pos
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
-import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from model.contact.normal import ContactLaw
-from model.contact.stiffness import effective_modulus
-from model.geometry.quaternion import axis_angle_quaternion, perpendicular_pair, quaternion_product, rotation_matrix
-from model.integrate.solver_choice import auto_solver
+from model.geometry.quaternion import perpendicular_pair, quaternion_product
 from model.mechanics.spatial import (GROUND, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
                                      SpatialMechanism, SphericalClearanceJoint, redundant_joints)
-from model.mechanics.spatial import initial_state_and_seats, without_redundant_rows
-from model.mechanics.beam import section_properties
-from model.mechanics.segmentation import holding_segment, segment_centres, segment_inertia_tensors, segment_masses
+from model.mechanics.spatial import without_redundant_rows
 
-from .build_flexible import beam_chains, velocity_targets
-from .build_friction import build_friction
-from .build_lubrication import build_lubrication
-from .build_window import metrics_window
-from .config.spatial import Rotation, SpatialConfig
+from .build_common import absolute_fields, build_friction, build_lubrication, contact_law, joint_modulus
+from .build_common import leaf as _array
+from .build_flexible import BodyLayout, velocity_targets
+from .config.spatial import SpatialConfig
 from .errors import ConfigError
-from .joint_parameters import BEARING_KEYS, CONTACT_KEYS
-
-
-def _array(value):
-    return jnp.asarray(value, dtype=jnp.float64)
-
-
-def _modulus(config: SpatialConfig, joint) -> float:
-    """Effective modulus (Pa) of the joint's two materials (Johnson 1985); 0 without them."""
-    if joint.materials is None:
-        return 0.0
-    first, second = (config.materials[name] for name in joint.materials)
-    return float(effective_modulus(first.youngs_modulus, first.poisson_ratio,
-                                   second.youngs_modulus, second.poisson_ratio))
-
-
-def _contact_law(contact, marker_stiffness: float) -> ContactLaw:
-    """The joint's contact law; where a marker (``"hertz"``, ``"palmgren"``) names the
-    stiffness the joint computes it from its geometry, and the law holds ``marker_stiffness``."""
-    stiffness = marker_stiffness if isinstance(contact.stiffness, str) else contact.stiffness
-    return ContactLaw(contact.model, stiffness=_array(stiffness), exponent=_array(contact.exponent),
-                      restitution=_array(contact.restitution), damping=_array(contact.damping),
-                      penetration_max=_array(contact.penetration_max),
-                      impact_velocity_floor=_array(contact.impact_velocity_floor))
-
-
-@dataclasses.dataclass
-class SpatialLayout:
-    """The engine's bodies for a spatial config: a rigid body is one, a flexible body ``B`` of
-    ``segments = m`` elements is ``m + 1`` rigid segments ``B[k]`` along its x axis (as in
-    the planar engine, ``pipelines/build_flexible.py``); points go to the segment that holds
-    them."""
-
-    config: SpatialConfig
-    first_index: dict[str, int] = dataclasses.field(default_factory=dict)  # config body -> first engine body
-    masses: list = dataclasses.field(default_factory=list)
-    inertias: list = dataclasses.field(default_factory=list)  # 3x3, body axes
-    positions: list = dataclasses.field(default_factory=list)  # position and quaternion per engine body
-    names: list = dataclasses.field(default_factory=list)
-    quaternions: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # per config body
-
-    def __post_init__(self):
-        for body in self.config.bodies:
-            rotation = body.rotation or Rotation(axis=(0.0, 0.0, 1.0))
-            quaternion = np.asarray(axis_angle_quaternion(rotation.axis, rotation.angle))
-            self.quaternions[body.name] = quaternion
-            self.first_index[body.name] = len(self.names)
-            spec = body.flexible
-            if spec is None:
-                self._add(body.name, body.mass, np.asarray(body.inertia), np.asarray(body.position), quaternion)
-                continue
-            section = section_properties(spec.section.shape, **spec.section.dimensions())
-            tensors = segment_inertia_tensors(body.mass, spec.length, spec.segments, section["area"], section["iyy"],
-                                              section["izz"])
-            axis = np.asarray(rotation_matrix(quaternion))[:, 0]
-            for k, (mass, x) in enumerate(zip(segment_masses(body.mass, spec.segments),
-                                              segment_centres(spec.length, spec.segments))):
-                self._add(f"{body.name}[{k}]", float(mass), tensors[k], np.asarray(body.position) + x * axis, quaternion)
-
-    def _add(self, name, mass, inertia, position, quaternion):
-        self.names.append(name)
-        self.masses.append(mass)
-        self.inertias.append(inertia)
-        self.positions.append(np.concatenate([position, quaternion]))
-
-    def flexible(self, name: str):
-        return next((b.flexible for b in self.config.bodies if b.name == name), None)
-
-    def attach(self, name: str, point) -> tuple[int, np.ndarray]:
-        """Engine body and its local point (m) for ``point`` of config body ``name``."""
-        point = np.asarray(point, dtype=float)
-        if name == "ground":
-            return GROUND, point
-        spec = self.flexible(name)
-        if spec is None:
-            return self.first_index[name], point
-        segment = holding_segment(point[0], spec.length, spec.segments)
-        centre = segment_centres(spec.length, spec.segments)[segment]
-        return self.first_index[name] + segment, point - np.array([centre, 0.0, 0.0])
-
-    def frame(self, name: str) -> np.ndarray:
-        """Body-from-ground rotation of config body ``name`` at t = 0."""
-        return np.eye(3) if name == "ground" else np.asarray(rotation_matrix(self.quaternions[name])).T
-
-    def quaternion(self, name: str) -> np.ndarray:
-        return np.array([1.0, 0, 0, 0]) if name == "ground" else self.quaternions[name]
 
 
 def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     """The mechanism pytree of ``config`` (errors name the file and the key)."""
-    layout = SpatialLayout(config)
+    layout = BodyLayout(config)
     frame, quaternion = layout.frame, layout.quaternion
 
     joints, cylinders, spheres, joint_names, clearance_names = [], [], [], [], []
@@ -136,7 +41,7 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
                 joint.contact.stiffness == "palmgren", _array(point_i), _array(point_j),
                 _array(frame(journal) @ axis), _array(frame(bearing) @ axis), _array(frame(bearing) @ u),
                 _array(frame(bearing) @ w), _array(joint.length), _array(joint.bearing_radius),
-                _array(joint.clearance), _contact_law(joint.contact, 1.0),
+                _array(joint.clearance), contact_law(joint.contact, 1.0),
                 build_friction(joint.friction), _array(joint.initial_eccentricity),
                 build_lubrication(joint.lubrication), _array(joint.contact.stiffness_factor)))
             clearance_names.append(joint.name)
@@ -144,9 +49,9 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
             hertz = joint.contact.stiffness == "hertz"
             spheres.append(SphericalClearanceJoint(
                 index_i, index_j, _array(point_i), _array(point_j),
-                _array(joint.socket_radius), _array(joint.clearance), _contact_law(joint.contact, 0.0),
+                _array(joint.socket_radius), _array(joint.clearance), contact_law(joint.contact, 0.0),
                 build_friction(joint.friction), _array(joint.initial_eccentricity),
-                _array(joint.contact.stiffness_factor), hertz, _array(_modulus(config, joint) if hertz else 0.0)))
+                _array(joint.contact.stiffness_factor), hertz, _array(joint_modulus(config, joint) if hertz else 0.0)))
             clearance_names.append(joint.name)
         else:
             q_i, q_j = quaternion(body_i), quaternion(body_j)
@@ -168,14 +73,9 @@ def build_spatial(config: SpatialConfig) -> SpatialMechanism:
     mechanism = SpatialMechanism(
         masses=_array(layout.masses), inertias=_array(np.stack(layout.inertias)), gravity=_array(config.gravity),
         initial_positions=_array(np.concatenate(layout.positions)), joints=tuple(joints), cylindrical_joints=tuple(cylinders),
-        spherical_joints=tuple(spheres), loads=tuple(loads), drivers=drivers, beam_chains=beam_chains(config, layout),
-        baumgarte_alpha=_array(config.simulation.baumgarte_alpha), baumgarte_beta=_array(config.simulation.baumgarte_beta),
-        initial_velocities=config.initial.velocities if isinstance(config.initial.velocities, str) else "from_drivers",
-        initial_velocity_targets=velocity_targets(config, np.stack(layout.positions)[:, :3], 3),
-        initial_clearance=config.initial.clearance,
-        initial_deformation=config.initial.deformation, body_names=tuple(layout.names),
-        joint_names=tuple(joint_names), clearance_names=tuple(clearance_names),
-        driver_names=tuple(d.name for d in config.drivers), metrics_window=metrics_window(config))
+        spherical_joints=tuple(spheres), loads=tuple(loads), drivers=drivers, joint_names=tuple(joint_names),
+        clearance_names=tuple(clearance_names),
+        **absolute_fields(config, layout, velocity_targets(config, np.stack(layout.positions)[:, :3], 3)))
     return _with_ideal_rows(_check_redundancy(config, _check_seats(config, mechanism)))
 
 
@@ -184,7 +84,7 @@ def _start(mechanism: SpatialMechanism):
     # compiled once per mechanism structure: a sweep builds and checks every point's mechanism.
     # The checks need the joints' pose and seats, not the flexible bodies' static shape (shaped
     # after the seat, and a compile of minutes): the bodies are checked undeformed.
-    state, seats = initial_state_and_seats(dataclasses.replace(mechanism, initial_deformation="undeformed"))
+    state, seats = dataclasses.replace(mechanism, initial_deformation="undeformed").start()
     return state.x, seats
 
 
@@ -238,72 +138,3 @@ def _with_ideal_rows(mechanism: SpatialMechanism) -> SpatialMechanism:
     if not redundant_joints(twin, x0):
         return mechanism
     return dataclasses.replace(mechanism, ideal_kept_rows=without_redundant_rows(twin, x0).kept_rows)
-
-
-def spatial_flexible_auto_solver(config: SpatialConfig, rtol: float) -> str | None:
-    """``solver = "auto"`` on a spatial mechanism with a flexible body: chosen from the beam
-    elements' fastest rates against the contact period, at the run's ``rtol``
-    (:func:`model.integrate.auto_solver`); ``None`` otherwise."""
-    if config.simulation.solver != "auto" or not any(body.flexible is not None for body in config.bodies):
-        return None
-    return auto_solver(build_spatial(config), rtol)
-
-
-# Continuous parameters of a clearance joint a path may address: key -> getter of the leaf
-# (a spherical joint has contact and friction; a cylindrical one also its bearing and film).
-_CLEARANCE_KEYS: dict[str, Callable] = CONTACT_KEYS
-_CYLINDER_KEYS: dict[str, Callable] = {**BEARING_KEYS, "length": lambda j: j.length}
-
-
-def _leaf(getter: Callable) -> tuple[Callable, Callable]:
-    return getter, lambda m, value: eqx.tree_at(getter, m, value)
-
-
-def _joint_leaf(mechanism: SpatialMechanism, name: str, key: str, path: str, source: str):
-    index = mechanism.clearance_names.index(name)
-    joint = mechanism.clearance_joints[index]
-    cylinder = index < len(mechanism.cylindrical_joints)
-    getter = _CLEARANCE_KEYS.get(key) or (_CYLINDER_KEYS.get(key) if cylinder else None)
-    if getter is None:
-        return None
-    if key.startswith("lubrication.") and joint.lubrication is None:
-        raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
-    if cylinder and joint.palmgren and key == "contact.stiffness":
-        raise ConfigError(source, path, 'the joint\'s stiffness is "palmgren" (from its length); vary the length')
-    # through the fields themselves: ``clearance_joints`` is a derived tuple tree_at cannot write
-    if cylinder:
-        return _leaf(lambda m: getter(m.cylindrical_joints[index]))
-    sphere = index - len(mechanism.cylindrical_joints)
-    return _leaf(lambda m: getter(m.spherical_joints[sphere]))
-
-
-def spatial_parameter_leaf(mechanism: SpatialMechanism, path: str, source: str = "config"
-                           ) -> tuple[Callable, Callable]:
-    """``(get, set)`` for the array leaf of a spatial mechanism addressed by dotted config
-    ``path`` (as :func:`pipelines.build.parameter_leaf`): ``bodies.B.mass`` (a rigid body),
-    ``bodies.B.flexible.damping_ratio``,
-    ``joints.J.<key>`` (clearance, contact and friction values; bearing radius, length and
-    film of a cylindrical joint), ``drivers.D.speed``/``torque``,
-    ``simulation.baumgarte_alpha``/``baumgarte_beta``. ``slices`` and the laws are discrete
-    (one compiled group per value)."""
-    section, _, rest = path.partition(".")
-    name, _, key = rest.partition(".")
-    leaf = None
-    chains = [chain.name for chain in mechanism.beam_chains]
-    if section == "bodies" and name in chains and key == "flexible.damping_ratio":
-        index = chains.index(name)
-        leaf = _leaf(lambda m: m.beam_chains[index].damping_ratio)
-    elif section == "bodies" and name in mechanism.body_names and key == "mass":
-        index = mechanism.body_names.index(name)
-        leaf = (lambda m: m.masses[index],
-                lambda m, value: eqx.tree_at(lambda m_: m_.masses, m, m.masses.at[index].set(value)))
-    elif section == "joints" and name in mechanism.clearance_names:
-        leaf = _joint_leaf(mechanism, name, key, path, source)
-    elif section == "drivers" and name in mechanism.driver_names and key in ("speed", "torque"):
-        index = mechanism.driver_names.index(name)
-        leaf = _leaf(lambda m: getattr(m.drivers[index], key))
-    elif section == "simulation" and name in ("baumgarte_alpha", "baumgarte_beta") and not key:
-        leaf = _leaf(lambda m: getattr(m, name))
-    if leaf is None:
-        raise ConfigError(source, path, "not a continuous parameter of the mechanism that can be varied")
-    return leaf

@@ -67,9 +67,9 @@ def tracked_points(config: MechanismConfig | SpatialConfig) -> dict[str, Attachm
     points = getattr(config, "tracked_points", None) or []
     if not points:
         return {}
-    from .build_spatial import SpatialLayout
+    from .build_flexible import BodyLayout
 
-    layout = SpatialLayout(config)
+    layout = BodyLayout(config)
     return {point["name"]: layout.attach(point["body"], point["point"]) for point in points}
 
 

@@ -8,12 +8,11 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ..mechanics.dynamics import State, evaluate, joint_reactions
+from ..mechanics.dynamics import State, evaluate
 from ..mechanics.interface import AbstractMechanism
 from ..mechanics.mechanism import Mechanism
 from ..mechanics.spatial import SpatialMechanism, SpatialState
 from ..mechanics.spatial import evaluate as evaluate_spatial
-from ..mechanics.spatial.dynamics import joint_reactions as spatial_joint_reactions
 from ..mechanics.tree import TreeMechanism
 from .peaks import Peaks
 from ._diffrax import result_message as result_message  # its codes are Trajectory.result
@@ -62,7 +61,7 @@ class Trajectory(eqx.Module):
     # the states came from elsewhere, and the metrics then use the output samples
     peaks: Peaks | None = None
     # per ideal joint (``Mechanism.joint_names``): force (N, x, y) and moment (N m, about
-    # the joint's point) on its second body, ground frame (model.mechanics.dynamics.joint_reactions)
+    # the joint's point) on its second body, ground frame (AbstractAbsoluteMechanism.joint_reactions)
     joint_reactions: Float[Array, "times ideal_joints 3"] | None = None
 
     @property
@@ -110,7 +109,7 @@ class SpatialTrajectory(eqx.Module):
     result: Int[Array, ""]
     peaks: Peaks | None = None  # as Trajectory.peaks
     # per ideal joint (``SpatialMechanism.joint_names``): force (N, x y z) and moment (N m, x y z,
-    # about the joint's point) on its second body, ground frame (spatial.dynamics.joint_reactions)
+    # about the joint's point) on its second body, ground frame (AbstractAbsoluteMechanism.joint_reactions)
     joint_reactions: Float[Array, "times ideal_joints 6"] | None = None
 
     @property
@@ -141,7 +140,7 @@ def _spatial_trajectory(mechanism: SpatialMechanism, t, states: SpatialState, st
         c.penetration, c.normal_force, c.normal_force_a, c.normal_force_b, c.tangential_force, c.slip_velocity,
         c.slice_penetration, c.slice_normal_force, out.driver_torques, out.constraint_violation,
         jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result), peaks,
-        jax.vmap(lambda t_, x_, m_: spatial_joint_reactions(mechanism, t_, x_, m_))(t, states.x, out.multipliers))
+        jax.vmap(mechanism.joint_reactions)(t, states.x, out.multipliers))
 
 
 def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rejected_steps=0, result=0,
@@ -175,7 +174,7 @@ def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rej
         rejected_steps=jnp.asarray(rejected_steps),
         result=jnp.asarray(result),
         peaks=peaks,
-        joint_reactions=jax.vmap(lambda t_, q_, m_: joint_reactions(mechanism, t_, q_, m_))(
+        joint_reactions=jax.vmap(mechanism.joint_reactions)(
             t, states.q, outputs.multipliers),
     )
 

@@ -16,7 +16,7 @@ from .dynamics import kinetic_energy as kinetic_energy
 from .dynamics import Projection as Projection
 from .dynamics import project_onto_constraints as project_onto_constraints
 from .dynamics import project_positions as project_positions
-from .dynamics import vector_field as vector_field
+from .interface import vector_field as vector_field
 from .forces import ContactState as ContactState
 from .forces import contact_forces as contact_forces
 from .forces import joint_kinematics as joint_kinematics

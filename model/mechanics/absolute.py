@@ -9,8 +9,10 @@ flexible bodies allow. :class:`AbstractAbsoluteMechanism` holds that logic over 
 per-dimension kernels (the constraint rows, their Jacobian and the least-norm correction
 onto them, the projection of positions, the quasi-static seat, the static shape of
 flexible bodies, the contact slots' normal rates); each engine writes only those kernels.
-The projection of a step onto the joints (:meth:`AbstractAbsoluteMechanism.project_state`)
-is shared the same way.
+The equations of motion around the engine's evaluation (:meth:`~AbstractAbsoluteMechanism.vector_field`),
+the ideal joints' reactions, the quasi-static seat's passes, the static shape of flexible
+bodies and the projection of a step onto the joints
+(:meth:`AbstractAbsoluteMechanism.project_state`) are shared the same way.
 """
 
 import abc
@@ -20,13 +22,17 @@ from typing import Any, ClassVar, NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import optimistix as optx
 from equinox import AbstractVar
 from jaxtyping import Array, Float, PyTree
 
+from ..contact.memory import impact_memory_rate
+from ..geometry.planar import cross2
 from ..window import MetricsWindow
 from .flexible import BeamChain
 from .interface import AbstractMechanism
-from .start import project_velocities
+from .joints import GROUND
+from .start import SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, project_velocities, solve_static
 
 
 def flatten_state(state: PyTree) -> Float[Array, "... n"]:
@@ -153,14 +159,44 @@ class AbstractAbsoluteMechanism(AbstractMechanism):
         """Normal rate (m/s) of every contact slot: what the impact memory starts at."""
 
     @abc.abstractmethod
-    def seat(self) -> tuple["AbstractAbsoluteMechanism", Any]:
-        """The mechanism with each clearance joint at its quasi-static seat under the load
-        it carries as an ideal joint at ``t = 0``, and the engine's report of the seats
-        (``()`` when it has none)."""
+    def evaluate(self, t, state: PyTree) -> Evaluation:
+        """Accelerations, multipliers, contact state and driver torques at ``(t, state)``."""
 
     @abc.abstractmethod
-    def static_shape(self, positions) -> Float[Array, " coords"]:
-        """Positions with every flexible body in its static deflected shape at ``t = 0``."""
+    def position_rate(self, positions, velocities) -> Float[Array, " coords"]:
+        """``d positions / dt`` (the velocities themselves in the plane; quaternion rates in space)."""
+
+    @abc.abstractmethod
+    def contact_normal_accelerations(self, positions, velocities, acceleration) -> Float[Array, " memory"]:
+        """``d(delta_dot)/dt`` (m/s^2) of every contact slot along the motion ``(velocities,
+        acceleration)``: what the impact memory tracks (``model/contact/memory.py``)."""
+
+    @abc.abstractmethod
+    def driver_rate(self, positions, velocities, driver) -> Float[Array, ""]:
+        """The relative angular speed (rad/s) of the joint ``driver`` drives, about its axis."""
+
+    @abc.abstractmethod
+    def point_position(self, positions, body: int, local_point) -> Float[Array, " dimension"]:
+        """Ground-frame position (m) of a point given in ``body``'s frame."""
+
+    @property
+    @abc.abstractmethod
+    def first_pin(self) -> int:
+        """Where, in :meth:`joint_reactions`' order, :meth:`idealised` puts the ideal joint
+        that stands for the first clearance joint (the others follow it)."""
+
+    @abc.abstractmethod
+    def ideal_joint_rows(self, positions, t, multipliers) -> tuple[tuple, Float[Array, "m velocities"],
+                                                                   Float[Array, " m"]]:
+        """The ideal joints in constraint order, each with its number of rows, and the
+        constraint Jacobian and multipliers over all their rows (the redundant rows an
+        engine removed restored, with zero multipliers)."""
+
+    @abc.abstractmethod
+    def seat_joints(self, positions, reactions) -> tuple["AbstractAbsoluteMechanism", Any]:
+        """The mechanism at ``positions`` with each clearance joint seated where its elastic
+        contact carries ``reactions`` (one row of :meth:`joint_reactions` per clearance
+        joint: the ideal joint's wrench on the journal), and the engine's report of the seats."""
 
     # -- written once over the kernels --------------------------------------------------
 
@@ -181,6 +217,93 @@ class AbstractAbsoluteMechanism(AbstractMechanism):
         """The linear part of each body's velocity rate (the velocities of a body begin
         with its centre of mass's, ground frame)."""
         return self.unflatten(flat_rate)[1].reshape(self.num_bodies, -1)[:, : self.dimension]
+
+    def vector_field(self, t, state: PyTree) -> PyTree:
+        """``d state / dt``: the positions' rate, the accelerations of :meth:`evaluate`, the
+        impact memory's rate at every contact slot (``model/contact/memory.py``) and the
+        drivers' power (W), each driver's torque times its joint's relative angular speed."""
+        positions, velocities, memory, _ = state
+        out = self.evaluate(t, state)
+        normal_acceleration = self.contact_normal_accelerations(positions, velocities, out.acceleration)
+        memory_rate = impact_memory_rate(out.contact.slice_penetration, out.contact.slice_normal_rate,
+                                         normal_acceleration, memory)
+        power = sum((out.driver_torques[i] * self.driver_rate(positions, velocities, driver)
+                     for i, driver in enumerate(self.drivers)), start=jnp.zeros((), positions.dtype))
+        return self.state_type(self.position_rate(positions, velocities), out.acceleration, memory_rate, power)
+
+    def joint_reactions(self, t, positions, multipliers: Float[Array, " m"]) -> Float[Array, "joints wrench"]:
+        """The force (N) and moment (N m, about the joint's point on that body), ground
+        frame, each ideal joint exerts on its second body ``j``, from the multipliers: a
+        joint's rows apply ``-Phi_v^T lambda`` to the velocities (Nikravesh 1988 §6), the force
+        on a body's linear rows and the moment about its centre of mass on its angular ones.
+        Planar ``[f_x, f_y, m]``, spatial ``[f, m]``; joints in constraint order
+        (:meth:`ideal_joint_rows`). A revolute joint's moment about its pin is zero; a joint
+        whose second body is the ground reports the wrench on the ground (the opposite of
+        body ``i``'s). Rows removed as redundant carry no multiplier, so a redundantly
+        constrained loop's share between its joints is the one of the kept rows. The
+        multipliers include Baumgarte's stabilising terms."""
+        joints, jacobian, multipliers = self.ideal_joint_rows(positions, t, multipliers)
+        size, dimension = self.velocity_size // self.num_bodies, self.dimension
+        coordinates = self.initial_positions.shape[-1] // self.num_bodies
+        cross = cross2 if dimension == 2 else jnp.cross
+        reactions, first = [], 0
+        for joint, rows in joints:
+            generalised = -(multipliers[first : first + rows] @ jacobian[first : first + rows])
+            first += rows
+            # a pin's offset (a journal held at its eccentricity) puts its point at P_i + offset
+            body, point, sign = ((joint.body_j, joint.point_j, 1.0) if joint.body_j != GROUND
+                                 else (joint.body_i, joint.point_i + getattr(joint, "offset", 0.0), -1.0))
+            block = generalised[size * body : size * (body + 1)]
+            force = block[:dimension]
+            arm = self.point_position(positions, body, point) - positions[coordinates * body :
+                                                                          coordinates * body + dimension]
+            reactions.append(sign * jnp.concatenate([force, block[dimension:] - cross(arm, force)]))
+        return jnp.stack(reactions) if reactions else jnp.zeros((0, size), positions.dtype)
+
+    def seat(self) -> tuple["AbstractAbsoluteMechanism", Any]:
+        """The mechanism with each clearance joint at its quasi-static seat under the load it
+        carries as an ideal joint at ``t = 0`` (gravity, loads, drivers and the inertia of
+        the initial motion), and the engine's report of the seats (:meth:`seat_joints`).
+        Each of ``SEATING_PASSES`` passes (one compiled body, ``lax.scan``) re-solves the
+        ideal start with the joints where the previous pass put them, takes the ideal
+        joints' wrenches on the journals (:meth:`joint_reactions`) and seats the journals
+        under them; the report is the last pass's."""
+        def one_pass(mechanism, _):
+            pinned, positions, velocities = mechanism.ideal_start(mechanism.initial_positions)
+            t, zero = jnp.zeros((), positions.dtype), jnp.zeros((0,), positions.dtype)
+            state = self.state_type(positions, velocities, zero, jnp.zeros((), positions.dtype))
+            reactions = pinned.joint_reactions(t, positions, pinned.evaluate(t, state).multipliers)
+            return mechanism.seat_joints(positions, reactions[self.first_pin : self.first_pin
+                                                              + len(self.clearance_joints)])
+
+        mechanism, seats = jax.lax.scan(one_pass, self, None, length=SEATING_PASSES)
+        return mechanism, jax.tree_util.tree_map(lambda leaf: leaf[-1], seats)
+
+    def static_shape(self, positions) -> Float[Array, " coords"]:
+        """Positions at which every flexible body is in its quasi-static deflected shape at
+        ``t = 0``: the ideal joints satisfied (clearance joints held ideal at their initial
+        eccentricity and tilt) and no element deformation accelerating
+        (:meth:`deformation_accelerations`) under gravity, the applied loads, the contact
+        forces at t = 0 and the inertia of the initial (rigid-body) motion, so that the
+        elastic forces balance them. The unknowns are the coordinates themselves where they
+        add as the velocities do (planar: ``dq/dt = qd``, :attr:`second_order_size`), else a
+        small velocity-space step of every body applied to ``positions`` (:meth:`retract`,
+        which keeps quaternions unit); the joints fix each body's frame and the deformation
+        rows its shape. Gauss–Newton (``optimistix.GaussNewton``,
+        minimum-norm steps) from the undeformed assembly, so the rigid motions the equations
+        leave free move as little as they can; derivatives with respect to the mechanism's
+        parameters are the implicit ones (:func:`~model.mechanics.start.solve_static`)."""
+        coordinates = self.second_order_size is not None
+
+        def residual(unknowns, mechanism):
+            t = jnp.zeros((), positions.dtype)
+            moved = unknowns if coordinates else mechanism.retract(positions, unknowns)
+            return jnp.concatenate([mechanism.idealised(with_offsets=True).constraint_values(moved, t),
+                                    STATIC_SHAPE_SCALE * mechanism.deformation_accelerations(moved, t)])
+
+        guess = positions if coordinates else jnp.zeros(self.velocity_size, positions.dtype)
+        unknowns, _ = solve_static(residual, guess, self, optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)
+        return unknowns if coordinates else self.retract(positions, unknowns)
 
     def project_state(self, t, state: PyTree, iterations: int = 1) -> PyTree:
         """``state`` moved back onto the constraints at ``t`` (s): the positions by

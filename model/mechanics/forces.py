@@ -33,6 +33,10 @@ class ContactState(NamedTuple):
     normal_force: Float[Array, " joints"]  # the normal load: dry contact and, lubricated, the film (N)
     tangential_force: Float[Array, " joints"]  # friction and, lubricated, the film (N)
 
+    # one contact slot per joint, each with its impact memory (as the spatial state's slices)
+    slice_penetration = property(lambda self: self.penetration)
+    slice_normal_rate = property(lambda self: self.normal_rate)
+
 
 def point_velocity(q, qd, body: int, local_point) -> Float[Array, "2"]:
     """Ground-frame velocity (m/s) of a body-fixed point."""

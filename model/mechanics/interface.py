@@ -14,8 +14,8 @@ of MuJoCo MJX (the model a pytree, each stage a function of model and state): an
 writes the per-dimension kernels (:meth:`AbstractMechanism.vector_field`,
 :meth:`~AbstractMechanism.project_state`, the contact rows, the state layout) and inherits
 the flat-vector methods the integrators call. The two absolute-coordinate engines share
-their start (projection, start velocities, seat, static shape) in
-:class:`model.mechanics.absolute.AbstractAbsoluteMechanism`.
+their vector field, joint reactions and start (projection, start velocities, seat, static
+shape) in :class:`model.mechanics.absolute.AbstractAbsoluteMechanism`.
 
 The methods a solve evaluates many times (the vector field, the projection, the contact
 kinematics and values) are :func:`traced_once`: one compiled program calls each of them
@@ -162,6 +162,11 @@ class AbstractMechanism(eqx.Module):
 def flat_vector_field(t, flat: Float[Array, " n"], mechanism: AbstractMechanism) -> Float[Array, " n"]:
     """:meth:`AbstractMechanism.flat_vector_field` in diffrax's ``(t, y, args)`` signature."""
     return mechanism.flat_vector_field(t, flat)
+
+
+def vector_field(t, state: PyTree, mechanism: AbstractMechanism) -> PyTree:
+    """:meth:`AbstractMechanism.vector_field` in diffrax's ``(t, y, args)`` signature."""
+    return mechanism.vector_field(t, state)
 
 
 def initial_state(mechanism: AbstractMechanism) -> PyTree:

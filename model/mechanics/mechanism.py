@@ -17,14 +17,15 @@ from typing import ClassVar
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from . import dynamics, forces
-from .constraints import constraint_jacobian, constraint_rate, velocity_rhs
+from . import forces
+from .constraints import constraint_jacobian, constraint_rate, point_position, velocity_rhs
 from .constraints import constraints as constraint_values
-from .dynamics import constraint_correction, project_positions, static_shape
+from .dynamics import constraint_correction, evaluate, project_positions
 from .flexible import deformation_rate_rows
-from .forces import contact_normal_rates
+from .forces import body_omega, contact_normal_rates, normal_accelerations
 from .absolute import AbstractAbsoluteMechanism
 from .dynamics import State
+from .start import seated_eccentricity
 from .flexible import PointLoad
 from .joints import GROUND as GROUND  # re-exported
 from .joints import ClearanceJoint, Driver, FixedJoint, PrismaticJoint, RevoluteJoint
@@ -91,18 +92,38 @@ class Mechanism(AbstractAbsoluteMechanism):
         """One impact memory per clearance joint."""
         return len(self.clearance_joints)
 
-    def vector_field(self, t, state: State) -> State:
-        return dynamics.vector_field(t, state, self)
-
     def state_contact_kinematics(self, state: State) -> Float[Array, "2 joints"]:
         return forces.contact_kinematics(self, state.q, state.qd)
 
     def state_contact_values(self, state: State) -> Float[Array, "3 joints"]:
         return forces.contact_values(self, state.q, state.qd, state.impact_memory)
 
-    def seat(self) -> tuple[Mechanism, tuple]:
-        """:func:`model.mechanics.dynamics.seated`; no report."""
-        return dynamics.seated(self), ()
+    def seat_joints(self, positions, reactions) -> tuple[Mechanism, tuple]:
+        """Each journal displaced along the force it presses on the bearing with, so far
+        that the elastic contact force carries it
+        (:func:`model.mechanics.start.seated_eccentricity`); no report."""
+        joints = tuple(dataclasses.replace(joint, initial_eccentricity=seated_eccentricity(
+            joint.contact_law(), joint.clearance, -reaction[:2], joint.initial_eccentricity))
+            for joint, reaction in zip(self.clearance_joints, reactions))
+        return dataclasses.replace(self, clearance_joints=joints, initial_positions=positions), ()
+
+    @property
+    def first_pin(self) -> int:
+        """The pins follow the revolute joints (:meth:`idealised`)."""
+        return len(self.revolute_joints)
+
+    def ideal_joint_rows(self, positions, t, multipliers):
+        """Revolute and prismatic joints two rows each, fixed joints three."""
+        joints = ([(joint, 2) for joint in self.revolute_joints + self.prismatic_joints]
+                  + [(joint, 3) for joint in self.fixed_joints])
+        return joints, constraint_jacobian(self, positions, t), multipliers
+
+    def position_rate(self, positions, velocities):
+        return velocities
+
+    def driver_rate(self, positions, velocities, driver):
+        joint = self.revolute_joints[driver.joint]
+        return body_omega(velocities, joint.body_j) - body_omega(velocities, joint.body_i)
 
     def retract(self, positions, step):
         return positions + step
@@ -110,7 +131,8 @@ class Mechanism(AbstractAbsoluteMechanism):
     # the kernels that are functions of (mechanism, ...) already; constraints.py:
     constraint_values, constraint_rate = constraint_values, constraint_rate
     constraint_jacobian, velocity_rhs = constraint_jacobian, velocity_rhs
+    point_position = staticmethod(point_position)
     # dynamics.py, forces.py, flexible.py (the deformation rates of one chain):
-    constraint_correction, project_positions, static_shape = constraint_correction, project_positions, static_shape
-    contact_normal_rates = contact_normal_rates
+    evaluate, constraint_correction, project_positions = evaluate, constraint_correction, project_positions
+    contact_normal_rates, contact_normal_accelerations = contact_normal_rates, normal_accelerations
     deformation_rate_rows = staticmethod(deformation_rate_rows)

@@ -58,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     finite = np.isfinite(result.losses)
     if finite.sum() > 1:
         close = np.abs(result.losses[finite] - result.losses[best]) <= 0.05 * result.losses[best] + 1e-300
-        spread = np.ptp(np.log(np.abs(solutions[finite][close]) + 1e-300), axis=0) if close.sum() > 1 else np.zeros(len(paths))
         distinct = int(np.sum(~close))
         if distinct:
             warnings.append(f"{distinct} of {int(finite.sum())} starts ended in other local minima (loss > 1.05 x best): the loss landscape is rough; see docs/calibration.md")

@@ -1,4 +1,6 @@
-"""Newton–Euler equations of a spatial mechanism with constraints, and its initial state.
+"""Newton–Euler equations of a spatial mechanism with constraints, projection onto the
+joints, and the quasi-static seat of its clearance joints (what the two absolute engines
+share around them: :mod:`model.mechanics.absolute`).
 
 Per body: ``m rddot = f`` and ``I omegadot = tau - omega x (I omega)`` with the world-frame
 inertia ``I = R J R^T`` (Shabana 2010 §7; ``omega`` in the ground frame). With the
@@ -6,8 +8,6 @@ constraints ``Phi_v vdot = gamma`` (``model/mechanics/spatial/constraints.py``) 
 multipliers solve ``(Phi_v M^-1 Phi_v^T) lambda = Phi_v M^-1 Q - gamma`` (the Schur
 complement used by the planar engine; ``M`` is block diagonal, inverted per body), formed
 and factorised by blocks of rows that share bodies (:func:`constrained_accelerations`).
-The impact memory's normal accelerations are written out
-(:func:`~.forces.contact_normal_accelerations`).
 """
 
 from __future__ import annotations
@@ -21,19 +21,17 @@ import jax.numpy as jnp
 import optimistix as optx
 from jaxtyping import Array, Bool, Float
 
-from ...contact.memory import impact_memory_rate
 from ...geometry.quaternion import axis_angle_quaternion, quaternion_product, rotate_by_vector, rotation_matrix
 from ...geometry.vectors import dot, times_transpose
 from ..absolute import Evaluation, driver_torques
 from ..linalg import inverse_3x3, spd_solve
-from .constraints import (ROWS, acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
-                          driver_rows, frames, jacobian_row_groups, point_position, position_rate)
+from .constraints import (acceleration_rhs, all_constraints, body_pose, body_twist, constraint_jacobian,
+                          driver_rows, frames, jacobian_row_groups, point_position)
 from ...contact.normal import normal_force
 from ...geometry.cylindrical import slice_kinematics
-from ..start import (SEATING_PASSES, STATIC_SHAPE_SCALE, STATIC_SHAPE_STEPS, UNLOADED_REACTION, seated_eccentricity,
-                     solve_static)
+from ..start import UNLOADED_REACTION, seated_eccentricity, solve_static
 from .beams import beam_forces
-from .forces import applied_forces, contact_forces, contact_normal_accelerations
+from .forces import applied_forces, contact_forces
 from .joints import GROUND, VELOCITY_SIZE, CylindricalClearanceJoint
 
 if TYPE_CHECKING:
@@ -83,11 +81,6 @@ def gyroscopic_forces(mechanism: SpatialMechanism, x, v) -> Float[Array, " veloc
     momenta = dot(rotations, dot(mechanism.inertias, body_omegas[:, None, :])[:, None, :])
     torques = -jnp.cross(omegas, momenta)
     return jnp.stack([jnp.zeros_like(torques), torques], axis=1).reshape(-1)
-
-
-def _relative_axis_rate(mechanism, x, v, joint):
-    axis = rotation_matrix(body_pose(x, joint.body_i)[1]) @ joint.axis_i
-    return (body_twist(v, joint.body_j)[1] - body_twist(v, joint.body_i)[1]) @ axis
 
 
 def _take(vector, indices) -> Float[Array, " k"]:
@@ -169,56 +162,23 @@ def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> Evaluation:
     return Evaluation(vdot, multipliers, contact, torques, violation)
 
 
-def joint_reactions(mechanism: SpatialMechanism, t, x, multipliers: Float[Array, " m"]) -> Float[Array, "joints 6"]:
-    """The force (N) and moment (N m, about the joint's point on that body), ground frame,
-    each ideal joint exerts on its second body ``j``, from the multipliers: a joint's rows
-    apply ``-Phi_v^T lambda`` to the bodies' twists ``[rdot, omega]`` (Nikravesh 1988 §6),
-    the force on the linear and the moment about the centre of mass on the angular rows.
-    Joints in ``mechanism.joints`` order. A joint whose second body is the ground reports
-    the wrench on the ground (the opposite of body ``i``'s). Rows removed as redundant
-    (``kept_rows``) carry no multiplier, so a redundantly constrained loop's share between
-    its joints is the one of the kept rows. The multipliers include Baumgarte's
-    stabilising terms."""
-    full = dataclasses.replace(mechanism, kept_rows=None)
-    jacobian = constraint_jacobian(full, x, t)
-    total = jacobian.shape[0]
-    if mechanism.kept_rows is not None:
-        multipliers = jnp.zeros(total, x.dtype).at[jnp.asarray(mechanism.kept_rows, dtype=int)].set(multipliers)
-    reactions, first = [], 0
-    for joint in mechanism.joints:
-        size = ROWS[joint.kind]
-        generalised = -(multipliers[first : first + size] @ jacobian[first : first + size])
-        first += size
-        body, point, sign = ((joint.body_j, joint.point_j, 1.0) if joint.body_j != GROUND
-                             else (joint.body_i, joint.point_i + joint.offset, -1.0))
-        force, moment = generalised[6 * body : 6 * body + 3], generalised[6 * body + 3 : 6 * body + 6]
-        arm = point_position(x, body, point) - body_pose(x, body)[0]
-        reactions.append(sign * jnp.concatenate([force, moment - jnp.cross(arm, force)]))
-    return jnp.stack(reactions) if reactions else jnp.zeros((0, 6), x.dtype)
-
-
-def vector_field(t, state: SpatialState, mechanism: SpatialMechanism) -> SpatialState:
-    out = evaluate(mechanism, t, state)
-    x_rate = position_rate(mechanism, state.x, state.v)
-    normal_acceleration = contact_normal_accelerations(mechanism, state.x, state.v, out.acceleration)
-    memory_rate = impact_memory_rate(out.contact.slice_penetration, out.contact.slice_normal_rate,
-                                     normal_acceleration, state.impact_memory)
-    power = sum((out.driver_torques[i] * _relative_axis_rate(mechanism, state.x, state.v, mechanism.joints[d.joint])
-                 for i, d in enumerate(mechanism.drivers)), start=jnp.zeros((), state.x.dtype))
-    return SpatialState(x_rate, out.acceleration, memory_rate, power)
-
-
-def retract_small(x, correction, num_bodies: int):
+def retract_small(x, correction, num_bodies: int, exact: bool = False):
     """``x`` moved by a small velocity-space correction ``[dr, dtheta]`` per body: ``r + dr``
-    and the quaternion turned by ``dtheta`` to first order, ``p + (0, dtheta) p / 2``,
-    renormalised (second-order terms in ``|dtheta|`` dropped: the corrections of
+    and the quaternion turned by ``dtheta``, renormalised. To first order,
+    ``p + (0, dtheta) p / 2`` (second-order terms in ``|dtheta|`` dropped: the corrections of
     :meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.project_state` are of the
-    order of the constraint violation)."""
+    order of the constraint violation); with ``exact`` by the rotation through ``|dtheta|``
+    about its direction."""
     parts = []
     for body in range(num_bodies):
         position, quaternion = body_pose(x, body)
         translation, rotation = body_twist(correction, body)
-        turned = quaternion + 0.5 * quaternion_product(jnp.concatenate([jnp.zeros(1, x.dtype), rotation]), quaternion)
+        if exact:
+            angle = jnp.sqrt(rotation @ rotation + 1e-300)
+            turned = quaternion_product(axis_angle_quaternion(rotation / angle, angle), quaternion)
+        else:
+            turned = quaternion + 0.5 * quaternion_product(jnp.concatenate([jnp.zeros(1, x.dtype), rotation]),
+                                                           quaternion)
         parts += [position + translation, turned / jnp.sqrt(turned @ turned)]
     return jnp.concatenate(parts)
 
@@ -237,20 +197,6 @@ def constraint_correction(mechanism: SpatialMechanism, x, t):
     return lambda residual: constrained_accelerations(mechanism, groups, inverse_inertias, zero, -residual)[0]
 
 
-def _retract(x, correction, num_bodies):
-    """Apply a velocity-space correction ``[dr, dtheta]`` to ``x`` exactly (rotation by
-    ``dtheta``, renormalised)."""
-    parts = []
-    for body in range(num_bodies):
-        position, quaternion = body_pose(x, body)
-        translation, rotation = body_twist(correction, body)
-        angle = jnp.sqrt(rotation @ rotation + 1e-300)
-        turn = axis_angle_quaternion(rotation / angle, angle)
-        updated = quaternion_product(turn, quaternion)
-        parts += [position + translation, updated / jnp.sqrt(updated @ updated)]
-    return jnp.concatenate(parts)
-
-
 def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 10):
     """Minimum-norm Gauss–Newton projection of ``x`` onto ``Phi(x, t) = 0``."""
     t = jnp.asarray(t, x.dtype)
@@ -262,7 +208,7 @@ def project_positions(mechanism: SpatialMechanism, x, t=0.0, iterations: int = 1
         # the minimum-norm step by the pseudo-inverse, whose derivative (Golub & Pereyra 1973)
         # is finite where lstsq's, through the SVD, is not (repeated singular values)
         correction = -jnp.linalg.pinv(constraint_jacobian(mechanism, x, t)) @ residual
-        return _retract(x, correction, mechanism.num_bodies), None
+        return retract_small(x, correction, mechanism.num_bodies, exact=True), None
 
     return jax.lax.scan(newton_step, x, None, length=iterations)[0]
 
@@ -368,7 +314,8 @@ SEAT_STEPS = 64
 
 def _seat_frame(joint: CylindricalClearanceJoint, x, reaction) -> _SeatFrame:
     """The :class:`_SeatFrame` of ``joint`` at positions ``x`` under the ideal joint's
-    ``reaction`` on the journal (:func:`joint_reactions`)."""
+    ``reaction`` on the journal
+    (:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.joint_reactions`)."""
     rotation = rotation_matrix(body_pose(x, joint.bearing_body)[1])
     axis, u, w = rotation @ joint.bearing_axis, rotation @ joint.bearing_u, rotation @ joint.bearing_w
     centre = point_position(x, joint.bearing_body, joint.bearing_point)
@@ -376,76 +323,27 @@ def _seat_frame(joint: CylindricalClearanceJoint, x, reaction) -> _SeatFrame:
     return _SeatFrame(centre, axis, u, w, axial, reaction)
 
 
-def _seat_pass(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
-    """One pass of the seat: the ideal start with the joints where ``mechanism`` has them,
-    its reactions, and every clearance joint moved to carry them."""
-    pinned, x, v = mechanism.ideal_start(mechanism.initial_positions)
-    state = SpatialState(x, v, jnp.zeros((0,), x.dtype), jnp.zeros((), x.dtype))
-    t = jnp.zeros((), x.dtype)
-    multipliers = evaluate(pinned, t, state).multipliers
-    f = frames(pinned, x)
-    reactions = joint_reactions(pinned, t, x, multipliers)[len(mechanism.joints):]
+def seat_joints(mechanism: SpatialMechanism, x, reactions) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
+    """The mechanism at positions ``x`` with every clearance joint seated under the ideal
+    joint's wrench on its journal (``reactions``, one row per clearance joint), and each
+    cylindrical joint's :class:`CylinderSeat`. A spherical joint's ball moves along the
+    force (:func:`~model.mechanics.start.seated_eccentricity`); a cylindrical joint's journal
+    takes the eccentricity and tilt at which its slices carry both the force and the moment
+    about the cross-section axes (:func:`cylinder_seat`). A row the ideal joint lost as
+    redundant counts as carrying nothing."""
     seats = tuple(cylinder_seat(joint, _seat_frame(joint, x, reaction))
                   for joint, reaction in zip(mechanism.cylindrical_joints, reactions))
     cylinders = tuple(dataclasses.replace(joint, initial_eccentricity=seat.eccentricity, initial_tilt=seat.tilt)
                       for joint, seat in zip(mechanism.cylindrical_joints, seats))
+    rotations = frames(mechanism, x).rotations
     spheres = []
     for joint, reaction in zip(mechanism.spherical_joints, reactions[len(cylinders):]):
-        rotation = jnp.eye(3, dtype=x.dtype) if joint.socket_body == GROUND else f.rotations[joint.socket_body]
+        rotation = jnp.eye(3, dtype=x.dtype) if joint.socket_body == GROUND else rotations[joint.socket_body]
         ground = seated_eccentricity(joint.contact_law(), joint.clearance, -reaction[:3],
                                      rotation @ joint.initial_eccentricity)
         spheres.append(dataclasses.replace(joint, initial_eccentricity=rotation.T @ ground))
     return dataclasses.replace(mechanism, cylindrical_joints=cylinders, spherical_joints=tuple(spheres),
                                initial_positions=x), seats
-
-
-def seated_with_seats(mechanism: SpatialMechanism) -> tuple[SpatialMechanism, tuple[CylinderSeat, ...]]:
-    """``SEATING_PASSES`` passes of :func:`_seat_pass` (one compiled body, ``lax.scan``) and
-    the last pass's seats."""
-    mechanism, seats = jax.lax.scan(lambda carry, _: _seat_pass(carry), mechanism, None, length=SEATING_PASSES)
-    return mechanism, jax.tree_util.tree_map(lambda leaf: leaf[-1], seats)
-
-
-def seated(mechanism: SpatialMechanism) -> SpatialMechanism:
-    """``mechanism`` with each clearance joint at its quasi-static seat under the load it
-    carries as an ideal joint at ``t = 0`` (as the planar
-    :func:`model.mechanics.dynamics.seated`; the ideal joint's wrench on the journal from
-    :func:`joint_reactions`). A spherical joint's ball moves along that force; a cylindrical
-    joint's journal takes the eccentricity and tilt at which its slices carry both the force
-    and the moment about the cross-section axes (:func:`cylinder_seat`). Each of
-    ``SEATING_PASSES`` passes re-solves the ideal start with the joints where the previous
-    one put them. A row the ideal joint lost as redundant counts as carrying nothing."""
-    return seated_with_seats(mechanism)[0]
-
-
-def static_shape(mechanism: SpatialMechanism, x) -> Float[Array, " coords"]:
-    """Positions at which every flexible body is in its quasi-static deflected shape at
-    ``t = 0`` (the spatial form of :func:`model.mechanics.dynamics.static_shape`): the ideal
-    joints satisfied (clearance joints held ideal at their initial eccentricity and tilt)
-    and no element deformation accelerating
-    (:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.deformation_accelerations`). The
-    unknowns are a small twist ``[dr, dtheta]`` per body applied to ``x``
-    (:func:`retract_small`, which keeps the quaternions unit); Gauss–Newton with
-    minimum-norm steps from the undeformed assembly and the implicit derivative
-    (:func:`~model.mechanics.start.solve_static`)."""
-    def residual(twist, mechanism_):
-        t = jnp.zeros((), x.dtype)
-        moved = retract_small(x, twist, mechanism_.num_bodies)
-        return jnp.concatenate([all_constraints(mechanism_.idealised(with_offsets=True), moved, t),
-                                STATIC_SHAPE_SCALE * mechanism_.deformation_accelerations(moved, t)])
-
-    twist, _ = solve_static(residual, jnp.zeros(VELOCITY_SIZE * mechanism.num_bodies, x.dtype), mechanism,
-                            optx.GaussNewton(rtol=1e-12, atol=1e-14), STATIC_SHAPE_STEPS)
-    return retract_small(x, twist, mechanism.num_bodies)
-
-
-def initial_state_and_seats(mechanism: SpatialMechanism) -> tuple[SpatialState, tuple[CylinderSeat, ...]]:
-    """The consistent state at ``t = 0``
-    (:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.start`: with
-    ``initial_clearance = "static"`` the clearance joints seated, :func:`seated`) and the
-    seat of each cylindrical clearance joint (:class:`CylinderSeat`; none unless seated),
-    whose ``residual`` and ``depth`` say whether it exists within the clearance."""
-    return mechanism.start()
 
 
 def kinetic_energy(mechanism: SpatialMechanism, x, v) -> Float[Array, ""]:

@@ -15,12 +15,14 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ...geometry.quaternion import rotation_matrix
 from ..absolute import AbstractAbsoluteMechanism
-from . import dynamics, forces
+from . import forces
 from .beams import deformation_rate_rows
-from .constraints import all_constraints, constraint_jacobian, constraint_rate, velocity_rhs
-from .dynamics import SpatialState, constraint_correction, project_positions, seated_with_seats, static_shape
-from .forces import contact_normal_rates
+from .constraints import (ROWS, all_constraints, body_pose, body_twist, constraint_jacobian, constraint_rate,
+                          point_position, position_rate, velocity_rhs)
+from .dynamics import SpatialState, constraint_correction, evaluate, project_positions, retract_small, seat_joints
+from .forces import contact_normal_accelerations, contact_normal_rates
 from .joints import GROUND as GROUND  # re-exported
 from .joints import POSITION_SIZE as POSITION_SIZE  # re-exported
 from .joints import (VELOCITY_SIZE, CylindricalClearanceJoint, Load, SpatialDriver, SpatialJoint,
@@ -91,9 +93,6 @@ class SpatialMechanism(AbstractAbsoluteMechanism):
     def velocity_size(self) -> int:
         return VELOCITY_SIZE * self.num_bodies
 
-    def vector_field(self, t, state: SpatialState) -> SpatialState:
-        return dynamics.vector_field(t, state, self)
-
     def state_contact_kinematics(self, state: SpatialState) -> Float[Array, "2 joints"]:
         return forces.clearance_kinematics(self, state.x, state.v)
 
@@ -102,14 +101,34 @@ class SpatialMechanism(AbstractAbsoluteMechanism):
         return jnp.stack([contact.penetration, contact.normal_rate, contact.normal_force])
 
     def retract(self, positions, step):
-        return dynamics.retract_small(positions, step, self.num_bodies)
+        return retract_small(positions, step, self.num_bodies)
+
+    @property
+    def first_pin(self) -> int:
+        """The ideal twins of the clearance joints follow the ideal joints (:meth:`idealised`)."""
+        return len(self.joints)
+
+    def ideal_joint_rows(self, positions, t, multipliers):
+        """Every row of every joint (``constraints.ROWS``), the redundant ones restored."""
+        jacobian = constraint_jacobian(dataclasses.replace(self, kept_rows=None), positions, t)
+        if self.kept_rows is not None:
+            full = jnp.zeros(jacobian.shape[0], positions.dtype)
+            multipliers = full.at[jnp.asarray(self.kept_rows, dtype=int)].set(multipliers)
+        return [(joint, ROWS[joint.kind]) for joint in self.joints], jacobian, multipliers
+
+    def driver_rate(self, positions, velocities, driver):
+        """About the joint's axis on body ``i``."""
+        joint = self.joints[driver.joint]
+        axis = rotation_matrix(body_pose(positions, joint.body_i)[1]) @ joint.axis_i
+        return (body_twist(velocities, joint.body_j)[1] - body_twist(velocities, joint.body_i)[1]) @ axis
 
     # the kernels that are functions of (mechanism, ...) already; spatial/constraints.py:
     constraint_values, constraint_rate = all_constraints, constraint_rate
     constraint_jacobian, velocity_rhs = constraint_jacobian, velocity_rhs
+    point_position, position_rate = staticmethod(point_position), position_rate
     # spatial/dynamics.py (the seat reports each cylindrical joint's CylinderSeat), forces.py:
-    constraint_correction, project_positions, static_shape = constraint_correction, project_positions, static_shape
-    seat = seated_with_seats
-    contact_normal_rates = contact_normal_rates
+    evaluate, constraint_correction, project_positions = evaluate, constraint_correction, project_positions
+    seat_joints = seat_joints
+    contact_normal_rates, contact_normal_accelerations = contact_normal_rates, contact_normal_accelerations
     # spatial/beams.py: the deformation rates of one chain
     deformation_rate_rows = staticmethod(deformation_rate_rows)

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
-from ..dynamics import State, _relative_omega, mass_diagonal
+from ..dynamics import State, mass_diagonal
 from ..linalg import spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
@@ -107,7 +107,7 @@ def vector_field(mechanism: Mechanism, topology: Topology, state: TreeState) -> 
     normal_acceleration = normal_accelerations(mechanism, out.q, out.qd, out.qdd)
     memory_rate = impact_memory_rate(out.contact.penetration, out.contact.normal_rate, normal_acceleration,
                                      state.impact_memory)
-    power = sum((out.driver_torques[k] * _relative_omega(mechanism, out.qd, driver.joint)
+    power = sum((out.driver_torques[k] * mechanism.driver_rate(out.q, out.qd, driver)
                  for k, driver in enumerate(mechanism.drivers)), start=jnp.zeros((), out.q.dtype))
     return TreeState(state.zd, out.zdd, memory_rate, power, prescribed_rates(mechanism, topology))
 

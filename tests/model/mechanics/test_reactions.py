@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from model.mechanics.dynamics import State, evaluate, joint_reactions
+from model.mechanics.dynamics import State, evaluate
 from model.mechanics.flexible import PointLoad
 from model.mechanics.mechanism import GROUND, Driver, Mechanism, PrismaticJoint, RevoluteJoint
 
@@ -36,7 +36,7 @@ def reactions_at(mechanism: Mechanism, omega: float, t: float = 0.0):
     q = mechanism.initial_positions
     state = State(q, jnp.array([-omega * q[1], omega * q[0], omega]), jnp.zeros(0), jnp.zeros(()))
     out = evaluate(mechanism, jnp.asarray(t), state)
-    return out, joint_reactions(mechanism, jnp.asarray(t), q, out.multipliers)
+    return out, mechanism.joint_reactions(jnp.asarray(t), q, out.multipliers)
 
 
 def test_hanging_pendulum_pin_carries_the_weight():
@@ -86,5 +86,5 @@ def test_reactions_are_jittable_and_vmappable():
     angles = jnp.linspace(0.0, 1.0, 3)
     q = jnp.stack([ARM * jnp.cos(angles), ARM * jnp.sin(angles), angles], axis=1)
     multipliers = jnp.ones((3, 3))
-    batched = jax.jit(jax.vmap(lambda q_, m_: joint_reactions(mechanism, jnp.asarray(0.0), q_, m_)))(q, multipliers)
+    batched = jax.jit(jax.vmap(lambda q_, m_: mechanism.joint_reactions(jnp.asarray(0.0), q_, m_)))(q, multipliers)
     assert batched.shape == (3, 1, 3)

@@ -1,5 +1,5 @@
 """The static deflected shape of a flexible body at t = 0 (``initial.deformation = "static"``,
-:func:`model.mechanics.dynamics.static_shape`): a steel cantilever of five elements under its
+:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.static_shape`): a steel cantilever of five elements under its
 own weight starts at the Timoshenko deflection of a uniformly loaded cantilever, to the
 chain's second-order discretisation error, and in equilibrium (nothing accelerates); the
 flexible connecting rod of the Flores slider-crank started static follows its load instead

@@ -9,7 +9,6 @@ import pytest
 
 from model.geometry.quaternion import axis_angle_quaternion
 from model.mechanics.spatial import GROUND, Load, SpatialDriver, SpatialJoint, SpatialMechanism, SpatialState, evaluate
-from model.mechanics.spatial.dynamics import joint_reactions
 
 MASS, ARM, GRAVITY = 0.3, 0.05, 9.81  # kg, m (pivot to centre of mass), m/s^2
 INERTIA = (2.0e-5, 1.0e-4, 1.1e-4)  # kg m^2, principal, body frame
@@ -39,7 +38,7 @@ def at(mechanism: SpatialMechanism, omega: float):
     x = mechanism.initial_positions
     v = jnp.concatenate([jnp.cross(omega * Z, x[:3]), omega * Z])
     out = evaluate(mechanism, jnp.asarray(0.0), SpatialState(x, v, jnp.zeros(0), jnp.zeros(())))
-    return out, joint_reactions(mechanism, jnp.asarray(0.0), x, out.multipliers)
+    return out, mechanism.joint_reactions(jnp.asarray(0.0), x, out.multipliers)
 
 
 @pytest.mark.parametrize("kind, speed", [("revolute", 0.0), ("spherical", None)])

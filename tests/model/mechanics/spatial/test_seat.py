@@ -1,5 +1,5 @@
 """The quasi-static seat of a cylindrical clearance joint (``initial.clearance = "static"``,
-:func:`model.mechanics.spatial.dynamics.seated`) in motion: a pin in a fixed bushing loaded
+:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.seat`) in motion: a pin in a fixed bushing loaded
 off the middle of its contact length, so that the ideal joint carries a moment, started
 eccentric and tilted stays at its static contact forces; started parallel to the bearing
 (the force seated, the moment not) it swings onto the loaded end and overshoots.
@@ -17,7 +17,6 @@ import pytest
 
 from model.integrate.settings import SolverSettings
 from model.integrate.solve import simulate
-from model.mechanics.spatial.dynamics import initial_state_and_seats
 from model.mechanics.start import seated_eccentricity
 
 from .cases import LENGTH, LOAD, PIN_INERTIA, PIN_MASS, bushing
@@ -69,7 +68,7 @@ def test_the_tilted_seat_starts_without_a_hammer():
 def _tilt(load):
     """The seated journal's tilt about the bearing's u axis (rad) under ``load`` (N)."""
     mechanism = eqx.tree_at(lambda m: m.loads[0].value, offset_pin(), jnp.stack([0.0, -load, 0.0]))
-    return initial_state_and_seats(mechanism)[1][0].tilt[0]
+    return mechanism.start()[1][0].tilt[0]
 
 
 @pytest.mark.validation

@@ -1,5 +1,5 @@
 """The static deflected shape of a spatial flexible body at t = 0
-(``initial.deformation = "static"``, :func:`model.mechanics.spatial.dynamics.static_shape`):
+(``initial.deformation = "static"``, :meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.static_shape`):
 a steel cantilever of five elements under its own weight starts at the Timoshenko
 deflection of a uniformly loaded cantilever, to the chain's second-order discretisation
 error, in equilibrium (nothing accelerates), and does not ring: its deformation rates stay
