@@ -142,7 +142,7 @@ def compile_field(mechanism: Mechanism, with_jacobian: bool = True) -> CompiledF
 
     def flat_field(t, y, p):
         member = eqx.combine(unravel_parameters(p), static)
-        return ravel_pytree(dynamics.vector_field(t, unravel(y), member))[0]
+        return ravel_pytree(member.vector_field(t, unravel(y)))[0]
 
     specs = (jax.ShapeDtypeStruct((), jnp.float64), jax.ShapeDtypeStruct(y0.shape, jnp.float64),
              jax.ShapeDtypeStruct(parameters.shape, parameters.dtype))
@@ -272,7 +272,7 @@ def in_xla_evaluation_seconds(mechanism: Mechanism, calls: int = 2000) -> float:
     y0, unravel = ravel_pytree(mechanism.initial_state())
 
     def flat_field(t, y):
-        return ravel_pytree(dynamics.vector_field(t, unravel(y), mechanism))[0]
+        return ravel_pytree(mechanism.vector_field(t, unravel(y)))[0]
 
     @jax.jit
     def loop(y):
