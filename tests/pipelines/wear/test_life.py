@@ -67,3 +67,25 @@ def test_extrapolation_converges(tmp_path):
         volume = float(result.life["volume"].iloc[-1])
         print(f"extrapolation {factor}: largest depth {depths[factor] * 1e6:.4g} um, volume {volume * 1e9:.4g} mm^3")
     assert abs(depths[500] - depths[1000]) < 0.1 * depths[500]
+
+
+def test_extrapolated_life_converges_to_the_fully_resolved_one(tmp_path):
+    """The procedure against a fully resolved run on a short life: with the coefficient
+    raised 1000-fold, 20 cycles (the 3 ms "cycle" above) each simulated and its wear applied
+    before the next (extrapolation 1), against passes standing for 2 and for 5 cycles each:
+    the largest depth and the volume after the life approach the resolved ones as the
+    factor falls (docs/wear.md records the numbers and the error)."""
+    final = {}
+    for factor in (1, 2, 5):
+        study = load_wear_study(CONFIGS / "wear_flores.toml", [
+            "wear.period=3 ms", "wear.warmup_cycles=0", "wear.cycles=20", f"wear.extrapolation={factor}",
+            "wear.coefficient=8e-11 1/Pa"])
+        result = run_life(study, tmp_path / str(factor), progress=False)
+        assert list(result.life["cycles"])[-1] == 20.0 and set(result.life["status"]) == {"ok"}
+        final[factor] = np.array([result.life["max_depth"].iloc[-1], result.life["volume"].iloc[-1]])
+        print(f"extrapolation {factor}: {len(result.life)} passes, largest depth {final[factor][0] * 1e6:.4g} um, "
+              f"volume {final[factor][1] * 1e9:.4g} mm^3")
+    assert final[1][0] > 1e-6  # the life wears the bushing measurably
+    error_2, error_5 = (np.abs(final[f] - final[1]) / final[1] for f in (2, 5))
+    print(f"relative error of depth, volume: factor 2 {error_2}, factor 5 {error_5}")
+    assert np.all(error_2 < error_5)
