@@ -32,6 +32,19 @@ def write_sweep(tmp_path: Path, sweep: str, *parameters: str, name: str = "sweep
     return path
 
 
+def write_variant(tmp_path: Path, config: Path, old: str, new: str, name: str,
+                  bases: tuple[str, ...] = ("flores_slider_crank.toml",)) -> Path:
+    """``config`` with its text ``old`` (which must occur) replaced by ``new``, written as
+    ``name`` beside copies of the shipped configs ``bases`` it refers to."""
+    for base in bases:
+        shutil.copy(CONFIGS / base, tmp_path / base)
+    text = config.read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new))
+    return path
+
+
 def flores_restitution_objective(solver: str):
     """``objective(restitution, adjoint="checkpoint")`` of the Rosenbrock gradient checks:
     the Flores slider-crank solved with ``solver`` over 0.3 ms (the first impact, onset

@@ -3,7 +3,6 @@ the shipped config loads in SI, a wear config file serves as well as an inline t
 input is one ConfigError naming the key; the run itself is in the validation tier."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from pipelines.cli import main
 from pipelines.design.problem import load_design_problem
 from pipelines.errors import ConfigError
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, write_variant
 
 SPEC = CONFIGS / "optimize_life.toml"
 
@@ -32,13 +31,7 @@ def test_life_config_loads_in_si():
 
 
 def write(tmp_path: Path, old: str, new: str, name: str = "bad_life.toml") -> Path:
-    for base in ("flores_slider_crank.toml", "wear_flores.toml"):
-        shutil.copy(CONFIGS / base, tmp_path / base)
-    path = tmp_path / name
-    text = SPEC.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
-    return path
+    return write_variant(tmp_path, SPEC, old, new, name, bases=("flores_slider_crank.toml", "wear_flores.toml"))
 
 
 @pytest.mark.parametrize(

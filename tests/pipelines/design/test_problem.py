@@ -1,7 +1,6 @@
 """The tolerance-design config: the example loads in SI, bad input is one ConfigError naming the key."""
 
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from pipelines.design.performance import metric_dimensions
 from pipelines.design.problem import load_design_problem
 from pipelines.errors import ConfigError
 
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, write_variant
 SPEC = CONFIGS / "optimize_example.toml"
 
 
@@ -60,12 +59,7 @@ def test_normalisation_round_trip_exact_bounds_and_live_gradient():
 
 
 def write(tmp_path: Path, old: str, new: str) -> Path:
-    shutil.copy(CONFIGS / "flores_slider_crank.toml", tmp_path / "flores_slider_crank.toml")
-    path = tmp_path / "bad_optimize.toml"
-    text = SPEC.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
-    return path
+    return write_variant(tmp_path, SPEC, old, new, "bad_optimize.toml")
 
 
 @pytest.mark.parametrize(
