@@ -1,8 +1,10 @@
-"""The kinematic tree of a planar mechanism: which joint places which body.
+"""The kinematic tree of a planar or spatial mechanism: which joint places which body.
 
-A breadth-first walk from the ground over the ideal joints (revolute, prismatic, fixed)
-gives every body one parent joint; a body no ideal joint reaches (held only by clearance
-joints) gets a planar free joint to the ground. Clearance joints are force elements and
+One breadth-first walk from the ground over the ideal joints (:func:`walk_tree`, planar:
+revolute, prismatic, fixed; spatial: revolute, prismatic, cylindrical, spherical, fixed and
+the axial hold of a cylindrical clearance joint) gives every body one parent joint; a body
+no ideal joint reaches (held only by clearance joints) gets a free joint to the ground
+(planar ``x, y, theta``; spatial position and unit quaternion). Clearance joints are force elements and
 take no part in the tree. A speed driver turns its revolute joint's coordinate into a
 prescribed function of time. Everything here is static (Python integers and strings).
 """
@@ -11,21 +13,26 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..mechanism import GROUND, Mechanism
+from ..mechanism import GROUND
 
 
 class UnsupportedMechanism(ValueError):
-    """The mechanism is not a planar rigid tree after cutting its clearance joints."""
+    """The mechanism is not a rigid tree after cutting its clearance joints."""
 
 
 class TreeJoint(NamedTuple):
     """The joint that places ``body`` relative to ``parent`` (a body index or ``GROUND``).
 
-    ``kind``: ``"revolute"``, ``"prismatic"``, ``"fixed"`` (``index`` into the mechanism's
-    list of that kind) or ``"free"`` (``index`` -1). ``child_is_j``: whether ``body`` is the
-    joint's ``body_j``. ``coordinate``: the first entry of the joint's coordinates in the
-    free coordinates ``z`` (None: none there); ``prescribed``: the entry of a driven revolute
-    joint's angle in the prescribed coordinates ``p`` (None: not driven).
+    ``kind``: an ideal joint's (``index`` into the mechanism's list of that kind: planar
+    ``revolute_joints``, ``prismatic_joints``, ``fixed_joints``; spatial ``joints``),
+    ``"axial"`` (spatial: a cylindrical clearance joint held axially, ``index`` into
+    ``cylindrical_joints``) or ``"free"`` (``index`` -1). ``child_is_j``: whether ``body`` is
+    the joint's ``body_j`` (an axial joint's journal body). ``coordinate``: the first entry
+    of the joint's coordinates in the free coordinates ``z`` (None: none there); ``rate``:
+    the first entry of its velocities in ``zd`` (equal to ``coordinate`` where every
+    coordinate's rate is a velocity; a quaternion has four coordinates and three
+    velocities); ``prescribed``: the entry of a driven revolute joint's angle in the
+    prescribed coordinates ``p`` (None: not driven).
     """
 
     body: int
@@ -35,63 +42,111 @@ class TreeJoint(NamedTuple):
     child_is_j: bool
     coordinate: int | None
     prescribed: int | None
+    rate: int | None
 
 
 class Topology(NamedTuple):
     """The tree's joints in placing order (each parent before its children), the number
-    of free coordinates and the speed drivers' indices in the order of ``p``."""
+    of free coordinates, the speed drivers' indices in the order of ``p`` and the number of
+    free velocities (``size`` in the plane)."""
 
     joints: tuple[TreeJoint, ...]
     size: int
     speed_drivers: tuple[int, ...]
+    rate_size: int
 
 
-_SIZES = {"revolute": 1, "prismatic": 1, "fixed": 0, "free": 3}
+# (coordinates, velocities) per joint kind: planar, and spatial (a quaternion is four
+# coordinates and an angular velocity's three components)
+PLANAR_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "fixed": (0, 0), "free": (3, 3)}
+SPATIAL_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "cylindrical": (2, 2), "spherical": (4, 3),
+                 "fixed": (0, 0), "axial": (6, 5), "free": (7, 6)}
 
 
-def tree_topology(mechanism: Mechanism) -> Topology:
-    """The kinematic tree of ``mechanism``; :class:`UnsupportedMechanism` with the reason
-    when it has flexible bodies, a worn bushing or a closed loop of ideal joints."""
+def tree_topology(mechanism) -> Topology:
+    """The kinematic tree of ``mechanism`` (planar :class:`~model.mechanics.mechanism.Mechanism`
+    or spatial :class:`~model.mechanics.spatial.SpatialMechanism`);
+    :class:`UnsupportedMechanism` with the reason when it has flexible bodies, a worn
+    bushing or a closed loop of ideal joints."""
     if mechanism.beam_chains:
         raise UnsupportedMechanism("it has flexible bodies")
     if any(joint.wear is not None for joint in mechanism.clearance_joints):
         raise UnsupportedMechanism("a clearance joint has a worn bushing")
+    if mechanism.dimension == 2:
+        edges = ([("revolute", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.revolute_joints)]
+                 + [("prismatic", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.prismatic_joints)]
+                 + [("fixed", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.fixed_joints)])
+        return walk_tree(edges, mechanism.num_bodies, _driven(mechanism, edges), PLANAR_SIZES)
+    edges = [(j.kind, k, j.body_i, j.body_j) for k, j in enumerate(mechanism.joints)]
+    edges += _axial_edges(mechanism)
+    return walk_tree(edges, mechanism.num_bodies, _driven(mechanism, edges), SPATIAL_SIZES)
+
+
+def _driven(mechanism, edges) -> dict[int, int]:
+    """Revolute joint index -> the speed driver acting on it."""
     driven = {}
+    kinds = {index: kind for kind, index, _, _ in edges if kind != "axial"} if mechanism.dimension == 3 else None
     for number, driver in enumerate(mechanism.drivers):
         if driver.kind == "constant_speed":
             if driver.joint in driven:
                 raise UnsupportedMechanism("two speed drivers act on one joint")
+            if kinds is not None and kinds[driver.joint] != "revolute":
+                raise UnsupportedMechanism(f"a speed driver acts on a {kinds[driver.joint]} joint")
             driven[driver.joint] = number
-    edges = ([("revolute", k, j) for k, j in enumerate(mechanism.revolute_joints)]
-             + [("prismatic", k, j) for k, j in enumerate(mechanism.prismatic_joints)]
-             + [("fixed", k, j) for k, j in enumerate(mechanism.fixed_joints)])
+    return driven
+
+
+def _axial_edges(mechanism) -> list[tuple[str, int, int, int]]:
+    """The cylindrical clearance joints held axially (``axial_fixed``) whose axial row the
+    absolute description keeps: each holds its journal on the bearing's cross-section plane,
+    an ideal constraint the tree must carry. A row dropped as implied by the other joints
+    (``kept_rows``, e.g. a planar loop) is satisfied by the tree's other joints."""
+    from ..spatial.constraints import ROWS  # noqa: PLC0415 (the planar engine never needs it)
+
+    first = sum(ROWS[joint.kind] for joint in mechanism.joints) + sum(
+        driver.kind == "constant_speed" for driver in mechanism.drivers)
+    edges, row = [], first
+    for index, joint in enumerate(mechanism.cylindrical_joints):
+        if not joint.axial_fixed:
+            continue
+        if mechanism.kept_rows is None or row in mechanism.kept_rows:
+            edges.append(("axial", index, joint.bearing_body, joint.journal_body))
+        row += 1
+    return edges
+
+
+def walk_tree(edges: list[tuple[str, int, int, int]], num_bodies: int, driven: dict[int, int],
+              sizes: dict[str, tuple[int, int]]) -> Topology:
+    """The tree of the joints ``edges`` (``(kind, index, body_i, body_j)``): a breadth-first
+    walk from the ground; bodies it does not reach get a ``"free"`` joint to the ground;
+    ``driven`` maps a revolute joint's index to its speed driver, whose angle becomes
+    prescribed; ``sizes`` gives each kind's numbers of coordinates and velocities."""
     placed, order, used = {GROUND}, [], set()
     frontier = [GROUND]
     while frontier:
         parent = frontier.pop(0)
-        for kind, index, joint in edges:
-            if (kind, index) in used or parent not in (joint.body_i, joint.body_j):
+        for kind, index, body_i, body_j in edges:
+            if (kind, index) in used or parent not in (body_i, body_j):
                 continue
-            child = joint.body_j if joint.body_i == parent else joint.body_i
+            child = body_j if body_i == parent else body_i
             if child in placed:
                 raise UnsupportedMechanism(f"its ideal joints close a loop (the {kind} joint {index})")
             used.add((kind, index))
             placed.add(child)
-            order.append((child, parent, kind, index, child == joint.body_j))
+            order.append((child, parent, kind, index, child == body_j))
             frontier.append(child)
-    unused = [(kind, index) for kind, index, _ in edges if (kind, index) not in used]
+    unused = [(kind, index) for kind, index, _, _ in edges if (kind, index) not in used]
     if unused:
         raise UnsupportedMechanism(f"its ideal joints close a loop (the {unused[0][0]} joint {unused[0][1]})")
-    order += [(body, GROUND, "free", -1, True) for body in range(mechanism.num_bodies) if body not in placed]
-    joints, size, speed_drivers = [], 0, []
+    order += [(body, GROUND, "free", -1, True) for body in range(num_bodies) if body not in placed]
+    joints, size, rate_size, speed_drivers = [], 0, 0, []
     for body, parent, kind, index, child_is_j in order:
-        prescribed = None
+        prescribed = coordinate = rate = None
         if kind == "revolute" and index in driven:
             prescribed = len(speed_drivers)
             speed_drivers.append(driven[index])
-            coordinate = None
-        else:
-            coordinate = size if _SIZES[kind] else None
-            size += _SIZES[kind]
-        joints.append(TreeJoint(body, parent, kind, index, child_is_j, coordinate, prescribed))
-    return Topology(tuple(joints), size, tuple(speed_drivers))
+        elif sizes[kind][0]:
+            coordinate, rate = size, rate_size
+            size, rate_size = size + sizes[kind][0], rate_size + sizes[kind][1]
+        joints.append(TreeJoint(body, parent, kind, index, child_is_j, coordinate, prescribed, rate))
+    return Topology(tuple(joints), size, tuple(speed_drivers), rate_size)

@@ -1,0 +1,222 @@
+"""Forward kinematics of a spatial tree: positions and unit quaternions from joint coordinates.
+
+Every joint of the tree relates its bodies ``i`` and ``j`` by a relative rotation ``A`` and
+a separation ``d`` in body ``i``'s frame,
+
+    ``R_j = R_i R(A)``,   ``P_j = P_i + R_i d``,
+
+with ``P_i = r_i + R_i p_i`` and ``P_j = r_j + R_j p_j`` the joint's points (Featherstone
+2008, ch. 4: the kinematic tree; Nikravesh 1988, §6 for the joints). Per kind, with
+``F = [a, u, a x u]`` the frame of a body's joint axis ``a`` and reference ``u``:
+
+* revolute, angle ``theta``: ``A = q(a_i, theta) C``, ``C = F_i F_j^T`` (the axes aligned and
+  the references equal at ``theta = 0``), ``d = 0`` (``p_i`` shifted by ``offset``);
+* cylindrical, ``(theta, s)``: the same ``A``, ``d = s a_i``;
+* prismatic, slide ``s``: ``A = relative`` (the kept relative orientation), ``d = s a_i``;
+* fixed: ``A = relative``, ``d = 0``;
+* spherical, relative unit quaternion ``q``: ``A = q``, ``d = 0``;
+* axial (a cylindrical clearance joint held axially, ``i`` the bearing, ``j`` the journal),
+  ``(e_u, e_w, q)``: ``A = q``, ``d = e_u u_B + e_w w_B`` in the bearing's cross-section;
+* free: the body's own position and quaternion.
+
+These are the absolute engine's joint rows (:mod:`model.mechanics.spatial.constraints`)
+solved for the child, so the absolute coordinates satisfy them exactly (the revolute angle
+is the speed driver's ``theta``: ``sin theta = (R_i (a_i x u_i)) . (R_j u_j)``).
+
+A quaternion coordinate's rate is not a velocity: the tree's velocities ``u`` carry the
+relative angular velocity ``w`` (body ``i``'s frame; ground frame for a free joint), and
+``dq/dt = 1/2 [0, w] (x) q`` with the absolute engine's norm-restoring term
+(:func:`~model.geometry.quaternion.quaternion_rate`). The forward kinematics uses
+``q / |q|``, so the bodies' quaternions are unit whatever the drift of ``|q|``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ...geometry.quaternion import (axis_angle_quaternion, conjugate, matrix_quaternion, quaternion_product,
+                                    quaternion_rate, rotation_matrix)
+from ..spatial.constraints import body_pose
+from ..spatial.joints import GROUND
+from .topology import Topology, TreeJoint
+
+if TYPE_CHECKING:
+    from ..spatial.mechanism import SpatialMechanism
+
+_QUATERNION_AT = {"spherical": 0, "axial": 2, "free": 3}  # where a joint's quaternion begins
+
+
+def _unit(q):
+    return q / jnp.sqrt(q @ q)
+
+
+def _frame(axis, reference):
+    return jnp.stack([axis, reference, jnp.cross(axis, reference)], axis=1)
+
+
+def _joint_data(mechanism: SpatialMechanism, joint: TreeJoint):
+    """``(ideal joint or clearance joint, p_i, p_j)``: the joint and its points on ``i`` and ``j``."""
+    if joint.kind == "axial":
+        clearance = mechanism.cylindrical_joints[joint.index]
+        return clearance, clearance.bearing_point, clearance.journal_point
+    ideal = mechanism.joints[joint.index]
+    return ideal, ideal.point_i + ideal.offset, ideal.point_j
+
+
+def relative_motion(mechanism: SpatialMechanism, joint: TreeJoint, value):
+    """``(A, d)``: body ``j``'s rotation relative to body ``i`` (unit quaternion) and the
+    separation ``P_j - P_i`` in body ``i``'s frame (m) at the joint's coordinates ``value``."""
+    data, _, _ = _joint_data(mechanism, joint)
+    if joint.kind == "axial":
+        return _unit(value[2:6]), value[0] * data.bearing_u + value[1] * data.bearing_w
+    zero = jnp.zeros(3, data.point_i.dtype)
+    if joint.kind in ("revolute", "cylindrical"):
+        aligned = matrix_quaternion(_frame(data.axis_i, data.reference_i) @ _frame(data.axis_j, data.reference_j).T)
+        angle = value if joint.kind == "revolute" else value[0]
+        turn = quaternion_product(axis_angle_quaternion(data.axis_i, angle), aligned)
+        return turn, zero if joint.kind == "revolute" else value[1] * data.axis_i
+    if joint.kind == "prismatic":
+        return data.relative, value * data.axis_i
+    if joint.kind == "fixed":
+        return data.relative, zero
+    if joint.kind == "spherical":
+        return _unit(value), zero
+    raise ValueError(f"unknown spatial tree joint kind {joint.kind!r}")
+
+
+def _joint_value(joint: TreeJoint, z, p, sizes):
+    if joint.prescribed is not None:
+        return p[joint.prescribed]
+    if joint.coordinate is None:
+        return None
+    size = sizes[joint.kind][0]
+    return z[joint.coordinate] if size == 1 else z[joint.coordinate : joint.coordinate + size]
+
+
+def _place(mechanism: SpatialMechanism, joint: TreeJoint, parent_pose, value):
+    """The child's ``(position (m), unit quaternion)`` from its parent's pose."""
+    if joint.kind == "free":
+        return value[:3], _unit(value[3:7])
+    turn, separation = relative_motion(mechanism, joint, value)
+    _, point_i, point_j = _joint_data(mechanism, joint)
+    position, quaternion = parent_pose
+    if joint.child_is_j:
+        rotation_i = rotation_matrix(quaternion)
+        child = quaternion_product(quaternion, turn)
+        joint_point = position + rotation_i @ (point_i + separation)
+        return joint_point - rotation_matrix(child) @ point_j, child
+    child = quaternion_product(quaternion, conjugate(turn))
+    rotation_i = rotation_matrix(child)
+    joint_point = position + rotation_matrix(quaternion) @ point_j - rotation_i @ separation
+    return joint_point - rotation_i @ point_i, child
+
+
+def forward_kinematics(mechanism: SpatialMechanism, topology: Topology, z: Float[Array, " n"],
+                       p: Float[Array, " drivers"]) -> Float[Array, " coords"]:
+    """Absolute positions ``x = [r_0, p_0, r_1, ...]`` (m, unit quaternions) of every body
+    from the free joint coordinates ``z`` and the prescribed angles ``p`` (rad)."""
+    from .topology import SPATIAL_SIZES  # noqa: PLC0415
+
+    dtype = jnp.result_type(z, p, mechanism.masses)
+    poses = {GROUND: (jnp.zeros(3, dtype), jnp.asarray([1.0, 0.0, 0.0, 0.0], dtype))}
+    for joint in topology.joints:
+        poses[joint.body] = _place(mechanism, joint, poses[joint.parent], _joint_value(joint, z, p, SPATIAL_SIZES))
+    return jnp.concatenate([jnp.concatenate(poses[b]) for b in range(mechanism.num_bodies)])
+
+
+def coordinate_rate(mechanism: SpatialMechanism, topology: Topology, z: Float[Array, " n"],
+                    zd: Float[Array, " m"]) -> Float[Array, " n"]:
+    """``dz/dt`` of the velocities ``zd``: equal for angles and slides; ``1/2 [0, w] (x) q``
+    with the norm-restoring term of the absolute engine for a quaternion."""
+    from .topology import SPATIAL_SIZES  # noqa: PLC0415
+
+    parts = []
+    for joint in topology.joints:
+        if joint.coordinate is None:
+            continue
+        size, rates = SPATIAL_SIZES[joint.kind]
+        value, rate = z[joint.coordinate : joint.coordinate + size], zd[joint.rate : joint.rate + rates]
+        if joint.kind in _QUATERNION_AT:
+            at = _QUATERNION_AT[joint.kind]
+            parts += [rate[:at], quaternion_rate(value[at:], rate[at:], mechanism.quaternion_restoring_rate)]
+        else:
+            parts.append(rate)
+    return jnp.concatenate(parts) if parts else jnp.zeros((0,), z.dtype)
+
+
+def twists(mechanism: SpatialMechanism, x: Float[Array, " coords"], x_rate: Float[Array, " coords"]
+           ) -> Float[Array, " velocities"]:
+    """``v = [rdot, omega]`` per body from the positions' rate: ``omega = 2 vec(pdot (x) conj(p))``
+    (ground frame, ``p`` unit; Nikravesh 1988, §6)."""
+    parts = []
+    for body in range(mechanism.num_bodies):
+        _, quaternion = body_pose(x, body)
+        velocity, quaternion_dot = body_pose(x_rate, body)
+        parts += [velocity, 2.0 * quaternion_product(quaternion_dot, conjugate(quaternion))[1:]]
+    return jnp.concatenate(parts)
+
+
+def body_velocities(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd):
+    """``(x, v)``: the positions and the bodies' twists ``v = J zd + J_p pd`` (linear in
+    ``(zd, pd)``), by one forward-mode derivative of :func:`forward_kinematics` along ``dz/dt``."""
+    x, x_rate = jax.jvp(lambda z_, p_: forward_kinematics(mechanism, topology, z_, p_), (z, p),
+                        (coordinate_rate(mechanism, topology, z, zd), pd))
+    return x, twists(mechanism, x, x_rate)
+
+
+def joint_coordinates(mechanism: SpatialMechanism, topology: Topology, x: Float[Array, " coords"]
+                      ) -> tuple[Float[Array, " n"], Float[Array, " drivers"]]:
+    """``(z, p)`` of positions ``x`` that satisfy the tree's joints: the inverse of
+    :func:`forward_kinematics` (a revolute joint's angle ``atan2`` of the driver's sine and
+    cosine, a slide along ``R_i a_i``, a relative quaternion ``conj(p_i) (x) p_j``, a free
+    body's own position and quaternion)."""
+    z = [None] * topology.size
+    p = [None] * len(topology.speed_drivers)
+    for joint in topology.joints:
+        if joint.kind == "free":
+            values = x[7 * joint.body : 7 * joint.body + 7]
+        elif joint.kind == "fixed":
+            continue
+        else:
+            data, point_i, point_j = _joint_data(mechanism, joint)
+            body_i, body_j = (data.bearing_body, data.journal_body) if joint.kind == "axial" else (data.body_i,
+                                                                                                   data.body_j)
+            position_i, quaternion_i = body_pose(x, body_i)
+            position_j, quaternion_j = body_pose(x, body_j)
+            rotation_i, rotation_j = rotation_matrix(quaternion_i), rotation_matrix(quaternion_j)
+            gap = rotation_i.T @ (position_j + rotation_j @ point_j - position_i) - point_i  # d, body i's frame
+            relative = quaternion_product(conjugate(quaternion_i), quaternion_j)
+            if joint.kind == "axial":
+                values = jnp.concatenate([jnp.stack([gap @ data.bearing_u, gap @ data.bearing_w]), relative])
+            elif joint.kind == "spherical":
+                values = relative
+            elif joint.kind == "prismatic":
+                values = gap @ data.axis_i
+            else:
+                reference = rotation_i.T @ rotation_j @ data.reference_j  # body j's reference in i's frame
+                angle = jnp.arctan2(jnp.cross(data.axis_i, data.reference_i) @ reference, data.reference_i @ reference)
+                values = angle if joint.kind == "revolute" else jnp.stack([angle, gap @ data.axis_i])
+        if joint.prescribed is not None:
+            p[joint.prescribed] = values
+        else:
+            values = jnp.atleast_1d(values)
+            for k in range(values.shape[0]):
+                z[joint.coordinate + k] = values[k]
+    stack = lambda values: jnp.stack(values) if values else jnp.zeros((0,), x.dtype)  # noqa: E731
+    return stack(z), stack(p)
+
+
+def joint_velocities(mechanism: SpatialMechanism, topology: Topology, z, p, v: Float[Array, " velocities"],
+                     pd: Float[Array, " drivers"]) -> Float[Array, " m"]:
+    """The velocities ``zd`` whose twists (:func:`body_velocities`) are ``v``: the
+    least-squares solution of ``J zd = v - J_p pd`` (exact for twists the tree allows)."""
+    if not topology.rate_size:
+        return jnp.zeros((0,), v.dtype)
+    zero = jnp.zeros(topology.rate_size, v.dtype)
+    jacobian = jax.jacfwd(lambda zd: body_velocities(mechanism, topology, z, zd, p, pd)[1])(zero)
+    prescribed = body_velocities(mechanism, topology, z, zero, p, pd)[1]
+    return jnp.linalg.solve(jacobian.T @ jacobian, jacobian.T @ (v - prescribed))
