@@ -32,7 +32,7 @@ relative angular velocity ``w`` (body ``i``'s frame; ground frame for a free joi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -128,6 +128,15 @@ def forward_kinematics(mechanism: SpatialMechanism, topology: Topology, z: Float
     return jnp.concatenate([jnp.concatenate(poses[b]) for b in range(mechanism.num_bodies)])
 
 
+def _value_rate(mechanism: SpatialMechanism, joint: TreeJoint, value, rate):
+    """One joint's ``d value / dt`` of its velocities ``rate`` (``1/2 [0, w] (x) q`` with the
+    norm-restoring term for a quaternion, Nikravesh 1988 §6; the rate itself otherwise)."""
+    if joint.prescribed is None and joint.kind in _QUATERNION_AT:
+        at = _QUATERNION_AT[joint.kind]
+        return jnp.concatenate([rate[:at], quaternion_rate(value[at:], rate[at:], mechanism.quaternion_restoring_rate)])
+    return rate
+
+
 def coordinate_rate(mechanism: SpatialMechanism, topology: Topology, z: Float[Array, " n"],
                     zd: Float[Array, " m"]) -> Float[Array, " n"]:
     """``dz/dt`` of the velocities ``zd``: equal for angles and slides; ``1/2 [0, w] (x) q``
@@ -139,33 +148,121 @@ def coordinate_rate(mechanism: SpatialMechanism, topology: Topology, z: Float[Ar
         if joint.coordinate is None:
             continue
         size, rates = SPATIAL_SIZES[joint.kind]
-        value, rate = z[joint.coordinate : joint.coordinate + size], zd[joint.rate : joint.rate + rates]
-        if joint.kind in _QUATERNION_AT:
-            at = _QUATERNION_AT[joint.kind]
-            parts += [rate[:at], quaternion_rate(value[at:], rate[at:], mechanism.quaternion_restoring_rate)]
-        else:
-            parts.append(rate)
+        parts.append(_value_rate(mechanism, joint, z[joint.coordinate : joint.coordinate + size],
+                                 zd[joint.rate : joint.rate + rates]))
     return jnp.concatenate(parts) if parts else jnp.zeros((0,), z.dtype)
 
 
-def twists(mechanism: SpatialMechanism, x: Float[Array, " coords"], x_rate: Float[Array, " coords"]
-           ) -> Float[Array, " velocities"]:
-    """``v = [rdot, omega]`` per body from the positions' rate: ``omega = 2 vec(pdot (x) conj(p))``
-    (ground frame, ``p`` unit; Nikravesh 1988, §6)."""
-    parts = []
-    for body in range(mechanism.num_bodies):
-        _, quaternion = body_pose(x, body)
-        velocity, quaternion_dot = body_pose(x_rate, body)
-        parts += [velocity, 2.0 * quaternion_product(quaternion_dot, conjugate(quaternion))[1:]]
-    return jnp.concatenate(parts)
+def _local_pose(mechanism: SpatialMechanism, joint: TreeJoint, value):
+    """The child's unit quaternion relative to its parent and its centre from the parent's
+    centre in the parent's frame (m): ``R_c = R_p R(q)``, ``r_c = r_p + R_p s``."""
+    if joint.kind == "free":
+        return _unit(value[3:7]), value[:3]
+    turn, separation = relative_motion(mechanism, joint, value)
+    _, point_i, point_j = _joint_data(mechanism, joint)
+    if joint.child_is_j:
+        return turn, point_i + separation - rotation_matrix(turn) @ point_j
+    back = conjugate(turn)
+    return back, point_j - rotation_matrix(back) @ (point_i + separation)
+
+
+def _local_twist(mechanism: SpatialMechanism, joint: TreeJoint, value, rate):
+    """The child's angular velocity relative to its parent and its centre's velocity
+    relative to the parent's centre, both in the parent's frame, at the joint's velocities
+    ``rate``: ``w = 2 vec(qdot (x) conj(q))``, ``sdot``."""
+    (turn, _), (turn_rate, separation_rate) = jax.jvp(
+        lambda value_: _local_pose(mechanism, joint, value_), (value,), (_value_rate(mechanism, joint, value, rate),))
+    return jnp.concatenate([2.0 * quaternion_product(turn_rate, conjugate(turn))[1:], separation_rate])
+
+
+class TreeMotion(NamedTuple):
+    """The bodies' motion from the tree's state: positions ``x`` (7 per body), twists ``v``
+    (6 per body, ``[rdot, omega]``, ground frame), their Jacobians on the free velocities
+    (``J``) and on the prescribed rates (``J_p``), and the twists' rate at zero joint
+    acceleration (``c``): ``v = J zd + J_p pd``, ``vdot = J zdd + c``."""
+
+    x: Float[Array, " coords"]
+    v: Float[Array, " velocities"]
+    jacobian: Float[Array, "velocities m"]
+    driver_jacobian: Float[Array, "velocities drivers"]
+    convective: Float[Array, " velocities"]
+
+
+def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd) -> TreeMotion:
+    """:class:`TreeMotion` by the recursion over the tree (Featherstone 2008, §4.4, §7.1):
+    with the child's pose ``R_c = R_p E``, ``r_c = r_p + R_p s`` and, in the parent's frame,
+    its relative angular velocity ``w`` and ``sdot`` (:func:`_local_twist`, linear in the
+    joint's velocities) and their rates ``kw``, ``ks`` at zero joint acceleration,
+
+    ``omega_c = omega_p + R_p w``,  ``v_c = v_p + omega_p x (R_p s) + R_p sdot``,
+    ``alpha_c = alpha_p + omega_p x (R_p w) + R_p kw``,
+    ``a_c = a_p + alpha_p x (R_p s) + omega_p x (omega_p x R_p s) + 2 omega_p x (R_p sdot) + R_p ks``;
+
+    the Jacobian columns of the ancestors carry over the same way (``J_omega`` unchanged,
+    ``J_v + J_omega x (R_p s)``), the joint's own are ``R_p`` times its local columns. Only
+    the joint's own few coordinates are differentiated (forward mode), never the chain."""
+    from .topology import SPATIAL_SIZES  # noqa: PLC0415
+
+    dtype = jnp.result_type(z, zd, p, mechanism.masses)
+    size, drivers = zd.shape[0], p.shape[0]
+    zero3 = jnp.zeros(3, dtype)
+    ground = (jnp.zeros(3, dtype), jnp.asarray([1.0, 0.0, 0.0, 0.0], dtype), jnp.eye(3, dtype=dtype), zero3, zero3,
+              zero3, zero3, jnp.zeros((3, size), dtype), jnp.zeros((3, size), dtype), jnp.zeros((3, drivers), dtype),
+              jnp.zeros((3, drivers), dtype))
+    bodies = {GROUND: ground}
+    for joint in topology.joints:
+        position, quaternion, rotation, velocity, omega, acceleration, alpha, jv, jw, pv, pw = bodies[joint.parent]
+        if joint.prescribed is not None:
+            value, rate = p[joint.prescribed], pd[joint.prescribed]
+        elif joint.coordinate is not None:
+            count, rates = SPATIAL_SIZES[joint.kind]
+            value = z[joint.coordinate] if count == 1 else z[joint.coordinate : joint.coordinate + count]
+            rate = zd[joint.rate] if rates == 1 else zd[joint.rate : joint.rate + rates]
+        else:
+            value, rate = None, None
+        turn, separation = _local_pose(mechanism, joint, value)
+        if value is None:
+            local, local_rate = jnp.zeros(6, dtype), jnp.zeros(6, dtype)
+        else:
+            local, local_rate = jax.jvp(
+                lambda value_: _local_twist(mechanism, joint, value_, rate), (value,),
+                (_value_rate(mechanism, joint, value, rate),))
+            columns = jax.jacfwd(lambda rate_: _local_twist(mechanism, joint, value, rate_))(rate)
+            columns = columns.reshape(6, -1)
+        arm = rotation @ separation
+        spin, slide = rotation @ local[:3], rotation @ local[3:]
+        child_quaternion = quaternion_product(quaternion, turn)
+        child_rotation = rotation_matrix(child_quaternion)
+        child = [position + arm, child_quaternion, child_rotation,
+                 velocity + jnp.cross(omega, arm) + slide, omega + spin,
+                 acceleration + jnp.cross(alpha, arm) + jnp.cross(omega, jnp.cross(omega, arm))
+                 + 2.0 * jnp.cross(omega, slide) + rotation @ local_rate[3:],
+                 alpha + jnp.cross(omega, spin) + rotation @ local_rate[:3],
+                 jv - jnp.cross(arm, jw, axisa=0, axisb=0, axisc=0), jw,
+                 pv - jnp.cross(arm, pw, axisa=0, axisb=0, axisc=0), pw]
+        if value is not None:
+            own_w, own_v = rotation @ columns[:3], rotation @ columns[3:]
+            if joint.prescribed is not None:
+                k = joint.prescribed
+                child[9], child[10] = child[9].at[:, k].add(own_v[:, 0]), child[10].at[:, k].add(own_w[:, 0])
+            else:
+                k = slice(joint.rate, joint.rate + own_w.shape[1])
+                child[7], child[8] = child[7].at[:, k].add(own_v), child[8].at[:, k].add(own_w)
+        bodies[joint.body] = tuple(child)
+    order = [bodies[b] for b in range(mechanism.num_bodies)]
+    x = jnp.concatenate([jnp.concatenate([b[0], b[1]]) for b in order])
+    v = jnp.concatenate([jnp.concatenate([b[3], b[4]]) for b in order])
+    convective = jnp.concatenate([jnp.concatenate([b[5], b[6]]) for b in order])
+    jacobian = jnp.concatenate([jnp.concatenate([b[7], b[8]]) for b in order])
+    driver_jacobian = jnp.concatenate([jnp.concatenate([b[9], b[10]]) for b in order])
+    return TreeMotion(x, v, jacobian, driver_jacobian, convective)
 
 
 def body_velocities(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd):
-    """``(x, v)``: the positions and the bodies' twists ``v = J zd + J_p pd`` (linear in
-    ``(zd, pd)``), by one forward-mode derivative of :func:`forward_kinematics` along ``dz/dt``."""
-    x, x_rate = jax.jvp(lambda z_, p_: forward_kinematics(mechanism, topology, z_, p_), (z, p),
-                        (coordinate_rate(mechanism, topology, z, zd), pd))
-    return x, twists(mechanism, x, x_rate)
+    """``(x, v)``: the positions and the bodies' twists ``v = J zd + J_p pd``
+    (:func:`tree_motion`)."""
+    motion = tree_motion(mechanism, topology, z, zd, p, pd)
+    return motion.x, motion.v
 
 
 def joint_coordinates(mechanism: SpatialMechanism, topology: Topology, x: Float[Array, " coords"]
@@ -216,7 +313,6 @@ def joint_velocities(mechanism: SpatialMechanism, topology: Topology, z, p, v: F
     least-squares solution of ``J zd = v - J_p pd`` (exact for twists the tree allows)."""
     if not topology.rate_size:
         return jnp.zeros((0,), v.dtype)
-    zero = jnp.zeros(topology.rate_size, v.dtype)
-    jacobian = jax.jacfwd(lambda zd: body_velocities(mechanism, topology, z, zd, p, pd)[1])(zero)
-    prescribed = body_velocities(mechanism, topology, z, zero, p, pd)[1]
-    return jnp.linalg.solve(jacobian.T @ jacobian, jacobian.T @ (v - prescribed))
+    motion = tree_motion(mechanism, topology, z, jnp.zeros(topology.rate_size, v.dtype), p, pd)
+    jacobian = motion.jacobian
+    return jnp.linalg.solve(jacobian.T @ jacobian, jacobian.T @ (v - motion.v))
