@@ -91,14 +91,16 @@ def vector_field(mechanism: SpatialMechanism, topology: Topology, state: TreeSta
 
 def absolute_state(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialState:
     """The absolute engine's :class:`~model.mechanics.spatial.dynamics.SpatialState` of ``state``."""
-    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, prescribed_rates(mechanism, topology))
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, prescribed_rates(mechanism, topology),
+                         order=0)
     return SpatialState(motion.x, motion.v, state.impact_memory, state.driver_work)
 
 
 def body_accelerations(mechanism: SpatialMechanism, topology: Topology, state: TreeState, rate: TreeState
                        ) -> Float[Array, "bodies 3"]:
     """Every body's centre-of-mass acceleration (m/s^2): the linear part of
-    ``vdot = J zdd + c`` (the speed drivers' ``pdd`` is zero)."""
-    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, prescribed_rates(mechanism, topology))
-    vdot = motion.jacobian @ rate.zd + motion.convective
-    return vdot.reshape(mechanism.num_bodies, 2, 3)[:, 0]
+    ``vdot = J zdd + c`` (the speed drivers' ``pdd`` is zero), by the recursion without
+    the Jacobians."""
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, prescribed_rates(mechanism, topology),
+                         zdd=rate.zd, order=1)
+    return motion.convective.reshape(mechanism.num_bodies, 2, 3)[:, 0]

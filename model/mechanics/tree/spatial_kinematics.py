@@ -188,7 +188,8 @@ class TreeMotion(NamedTuple):
     convective: Float[Array, " velocities"]
 
 
-def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd) -> TreeMotion:
+def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, zdd=None, order: int = 2
+                ) -> TreeMotion:
     """:class:`TreeMotion` by the recursion over the tree (Featherstone 2008, §4.4, §7.1):
     with the child's pose ``R_c = R_p E``, ``r_c = r_p + R_p s`` and, in the parent's frame,
     its relative angular velocity ``w`` and ``sdot`` (:func:`_local_twist`, linear in the
@@ -200,7 +201,11 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd) -
 
     the Jacobian columns of the ancestors carry over the same way (``J_omega`` unchanged,
     ``J_v + J_omega x (R_p s)``), the joint's own are ``R_p`` times its local columns. Only
-    the joint's own few coordinates are differentiated (forward mode), never the chain."""
+    the joint's own few coordinates are differentiated (forward mode), never the chain.
+
+    ``zdd`` (None: zero) makes ``convective`` the twists' whole rate ``J zdd + c``;
+    ``order`` 0 gives the positions and twists only (the rest zero), 1 adds the rates, 2
+    the Jacobians."""
     from .topology import SPATIAL_SIZES  # noqa: PLC0415
 
     dtype = jnp.result_type(z, zd, p, mechanism.masses)
@@ -221,14 +226,18 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd) -
         else:
             value, rate = None, None
         turn, separation = _local_pose(mechanism, joint, value)
-        if value is None:
-            local, local_rate = jnp.zeros(6, dtype), jnp.zeros(6, dtype)
-        else:
+        local = local_rate = jnp.zeros(6, dtype)
+        if value is not None and order == 0:
+            local = _local_twist(mechanism, joint, value, rate)
+        elif value is not None:
+            # the joint's acceleration: zdd's entries, or none for a prescribed angle
+            joint_acceleration = (jnp.zeros_like(rate) if zdd is None or joint.prescribed is not None
+                                  else zdd[joint.rate] if jnp.ndim(rate) == 0 else zdd[joint.rate : joint.rate + rate.shape[0]])
             local, local_rate = jax.jvp(
-                lambda value_: _local_twist(mechanism, joint, value_, rate), (value,),
-                (_value_rate(mechanism, joint, value, rate),))
-            columns = jax.jacfwd(lambda rate_: _local_twist(mechanism, joint, value, rate_))(rate)
-            columns = columns.reshape(6, -1)
+                lambda value_, rate_: _local_twist(mechanism, joint, value_, rate_), (value, rate),
+                (_value_rate(mechanism, joint, value, rate), joint_acceleration))
+        if value is not None and order == 2:
+            columns = jax.jacfwd(lambda rate_: _local_twist(mechanism, joint, value, rate_))(rate).reshape(6, -1)
         arm = rotation @ separation
         spin, slide = rotation @ local[:3], rotation @ local[3:]
         child_quaternion = quaternion_product(quaternion, turn)
@@ -240,7 +249,7 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd) -
                  alpha + jnp.cross(omega, spin) + rotation @ local_rate[:3],
                  jv - jnp.cross(arm, jw, axisa=0, axisb=0, axisc=0), jw,
                  pv - jnp.cross(arm, pw, axisa=0, axisb=0, axisc=0), pw]
-        if value is not None:
+        if value is not None and order == 2:
             own_w, own_v = rotation @ columns[:3], rotation @ columns[3:]
             if joint.prescribed is not None:
                 k = joint.prescribed
@@ -261,7 +270,7 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd) -
 def body_velocities(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd):
     """``(x, v)``: the positions and the bodies' twists ``v = J zd + J_p pd``
     (:func:`tree_motion`)."""
-    motion = tree_motion(mechanism, topology, z, zd, p, pd)
+    motion = tree_motion(mechanism, topology, z, zd, p, pd, order=0)
     return motion.x, motion.v
 
 

@@ -16,7 +16,7 @@ from model.mechanics.spatial import GROUND, SpatialMechanism
 from model.mechanics.spatial.joints import SpatialJoint
 from model.mechanics.tree import SpatialTreeMechanism, UnsupportedMechanism, tree_mechanism, tree_topology
 from model.mechanics.tree.dynamics import TreeState
-from model.mechanics.tree.spatial_dynamics import evaluate
+from model.mechanics.tree.spatial_dynamics import body_accelerations, evaluate
 from model.mechanics.tree.spatial_kinematics import joint_coordinates
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
@@ -62,9 +62,11 @@ def chain_evaluations(tree: SpatialTreeMechanism):
                       jnp.asarray([DRIVER_ANGLE]))
     absolute = tree.state_absolute(state)
     mechanism = tree.absolute
+    out = evaluate(mechanism, tree.topology, state)
     return (state, absolute, mechanism.constraint_values(absolute.x, 0.0),
             mechanism.constraint_rate(absolute.x, absolute.v, 0.0), joint_coordinates(mechanism, tree.topology, absolute.x),
-            evaluate(mechanism, tree.topology, state), mechanism.evaluate(0.0, absolute))
+            out, mechanism.evaluate(0.0, absolute),
+            body_accelerations(mechanism, tree.topology, state, state._replace(zd=out.zdd)))
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +97,13 @@ def test_every_joint_kind_satisfies_the_absolute_rows(chain_results):
 
 def test_chain_rates_match_the_absolute_engine(chain_results):
     """Twist rates (gyroscopic terms of full inertia tensors, every joint kind's convective
-    terms) and the speed driver's torque equal the absolute engine's at the same state."""
-    _, (*_, out, reference) = chain_results
+    terms), the centres' accelerations and the speed driver's torque equal the absolute
+    engine's at the same state."""
+    _, (*_, out, reference, centres) = chain_results
     scale = float(jnp.max(jnp.abs(reference.acceleration)))
     np.testing.assert_allclose(out.vdot, reference.acceleration, rtol=0, atol=1e-11 * scale)
+    # the peaks' query: the centres' accelerations by the recursion without Jacobians
+    np.testing.assert_allclose(centres, reference.acceleration.reshape(-1, 2, 3)[:, 0], rtol=0, atol=1e-11 * scale)
     np.testing.assert_allclose(out.driver_torques, reference.driver_torques, rtol=1e-10)
 
 
