@@ -153,26 +153,74 @@ def coordinate_rate(mechanism: SpatialMechanism, topology: Topology, z: Float[Ar
     return jnp.concatenate(parts) if parts else jnp.zeros((0,), z.dtype)
 
 
-def _local_pose(mechanism: SpatialMechanism, joint: TreeJoint, value):
-    """The child's unit quaternion relative to its parent and its centre from the parent's
-    centre in the parent's frame (m): ``R_c = R_p R(q)``, ``r_c = r_p + R_p s``."""
+def _subspace(mechanism: SpatialMechanism, joint: TreeJoint, dtype):
+    """``(S_w, S_d)``, 3 x (the joint's velocities): the relative angular velocity
+    ``w = S_w u`` of body ``j`` and the rate ``d' = S_d u`` of the separation, both in body
+    ``i``'s frame, in which the columns are constant (the joint's motion subspace;
+    Featherstone 2008, §4.4). A free joint is body ``j`` on the ground, ``d = r``."""
+    zero, identity = jnp.zeros((3, 3), dtype), jnp.eye(3, dtype=dtype)
     if joint.kind == "free":
-        return _unit(value[3:7]), value[:3]
-    turn, separation = relative_motion(mechanism, joint, value)
-    _, point_i, point_j = _joint_data(mechanism, joint)
+        return jnp.concatenate([zero, identity], axis=1), jnp.concatenate([identity, zero], axis=1)
+    data, _, _ = _joint_data(mechanism, joint)
+    column = jnp.zeros((3, 1), dtype)
+    if joint.kind == "axial":
+        slides = jnp.stack([data.bearing_u, data.bearing_w], axis=1)
+        return jnp.concatenate([jnp.zeros((3, 2), dtype), identity], axis=1), jnp.concatenate([slides, zero], axis=1)
+    axis = data.axis_i[:, None]
+    return {"revolute": (axis, column), "prismatic": (column, axis),
+            "cylindrical": (jnp.concatenate([axis, column], axis=1), jnp.concatenate([column, axis], axis=1)),
+            "spherical": (identity, zero)}[joint.kind]
+
+
+def _local_motion(mechanism: SpatialMechanism, joint: TreeJoint, value, rate, joint_acceleration, dtype):
+    """The child's motion relative to its parent, in the parent's frame: its unit quaternion
+    ``E`` (``R_c = R_p R(E)``), its centre ``s`` from the parent's (``r_c = r_p + R_p s``),
+    the columns ``[w; s']`` on the joint's velocities, ``[w; s']`` at ``rate`` and
+    ``[w'; s'']`` at ``joint_acceleration``.
+
+    With ``A``, ``d`` of :func:`relative_motion` and ``b = R(A) p_j``: body ``j`` the child,
+    ``s = p_i + d - b``, ``w = S_w u``, ``s' = S_d u - w x b``,
+    ``w' = S_w u'``, ``s'' = S_d u' - w' x b - w x (w x b)``; body ``i`` the child, with
+    ``c = R(A)^T (p_i + d)`` and ``W = -R(A)^T w``: ``E = conj(A)``, ``s = p_j - c``,
+    ``s' = c x W - R(A)^T S_d u``, ``W' = -R(A)^T S_w u'``,
+    ``s'' = -(W' x c + W x (W x c) + 2 W x (R(A)^T S_d u) + R(A)^T S_d u')``
+    (``S_w``, ``S_d``: :func:`_subspace`, constant in body ``i``'s frame)."""
+    if joint.kind == "free":
+        turn, separation, point_i, point_j = _unit(value[3:7]), value[:3], None, None
+    else:
+        turn, separation = relative_motion(mechanism, joint, value)
+        _, point_i, point_j = _joint_data(mechanism, joint)
+    if value is None:  # fixed: no velocities
+        rotation = rotation_matrix(turn)
+        if joint.child_is_j:
+            return turn, point_i + separation - rotation @ point_j, None, jnp.zeros(6, dtype), jnp.zeros(6, dtype)
+        return conjugate(turn), point_j - rotation.T @ (point_i + separation), None, jnp.zeros(6, dtype), jnp.zeros(
+            6, dtype)
+    spin_columns, slide_columns = _subspace(mechanism, joint, dtype)
+    rate, joint_acceleration = jnp.atleast_1d(rate), jnp.atleast_1d(joint_acceleration)
+    spin, slide = spin_columns @ rate, slide_columns @ rate
+    spin_rate, slide_rate = spin_columns @ joint_acceleration, slide_columns @ joint_acceleration
+    if joint.kind == "free":
+        columns = jnp.concatenate([spin_columns, slide_columns])
+        return turn, separation, columns, jnp.concatenate([spin, slide]), jnp.concatenate([spin_rate, slide_rate])
+    rotation = rotation_matrix(turn)
     if joint.child_is_j:
-        return turn, point_i + separation - rotation_matrix(turn) @ point_j
-    back = conjugate(turn)
-    return back, point_j - rotation_matrix(back) @ (point_i + separation)
-
-
-def _local_twist(mechanism: SpatialMechanism, joint: TreeJoint, value, rate):
-    """The child's angular velocity relative to its parent and its centre's velocity
-    relative to the parent's centre, both in the parent's frame, at the joint's velocities
-    ``rate``: ``w = 2 vec(qdot (x) conj(q))``, ``sdot``."""
-    (turn, _), (turn_rate, separation_rate) = jax.jvp(
-        lambda value_: _local_pose(mechanism, joint, value_), (value,), (_value_rate(mechanism, joint, value, rate),))
-    return jnp.concatenate([2.0 * quaternion_product(turn_rate, conjugate(turn))[1:], separation_rate])
+        arm = rotation @ point_j
+        columns = jnp.concatenate([spin_columns, slide_columns + jnp.cross(arm, spin_columns, axisb=0, axisc=0)])
+        return (turn, point_i + separation - arm, columns, jnp.concatenate([spin, slide - jnp.cross(spin, arm)]),
+                jnp.concatenate([spin_rate, slide_rate - jnp.cross(spin_rate, arm)
+                                 - jnp.cross(spin, jnp.cross(spin, arm))]))
+    lever = rotation.T @ (point_i + separation)
+    back_spin, back_slide = -rotation.T @ spin, rotation.T @ slide
+    back_spin_rate, back_slide_rate = -rotation.T @ spin_rate, rotation.T @ slide_rate
+    spin_back_columns = -rotation.T @ spin_columns
+    columns = jnp.concatenate([spin_back_columns, jnp.cross(lever, spin_back_columns, axisb=0, axisc=0)
+                               - rotation.T @ slide_columns])
+    return (conjugate(turn), point_j - lever, columns,
+            jnp.concatenate([back_spin, jnp.cross(lever, back_spin) - back_slide]),
+            jnp.concatenate([back_spin_rate, -(jnp.cross(back_spin_rate, lever)
+                                               + jnp.cross(back_spin, jnp.cross(back_spin, lever))
+                                               + 2.0 * jnp.cross(back_spin, back_slide) + back_slide_rate)]))
 
 
 class TreeMotion(NamedTuple):
@@ -225,19 +273,13 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
             rate = zd[joint.rate] if rates == 1 else zd[joint.rate : joint.rate + rates]
         else:
             value, rate = None, None
-        turn, separation = _local_pose(mechanism, joint, value)
-        local = local_rate = jnp.zeros(6, dtype)
-        if value is not None and order == 0:
-            local = _local_twist(mechanism, joint, value, rate)
-        elif value is not None:
-            # the joint's acceleration: zdd's entries, or none for a prescribed angle
-            joint_acceleration = (jnp.zeros_like(rate) if zdd is None or joint.prescribed is not None
-                                  else zdd[joint.rate] if jnp.ndim(rate) == 0 else zdd[joint.rate : joint.rate + rate.shape[0]])
-            local, local_rate = jax.jvp(
-                lambda value_, rate_: _local_twist(mechanism, joint, value_, rate_), (value, rate),
-                (_value_rate(mechanism, joint, value, rate), joint_acceleration))
-        if value is not None and order == 2:
-            columns = jax.jacfwd(lambda rate_: _local_twist(mechanism, joint, value, rate_))(rate).reshape(6, -1)
+        # the joint's acceleration: zdd's entries, or none for a prescribed angle
+        if value is None or zdd is None or joint.prescribed is not None:
+            joint_acceleration = jnp.zeros_like(rate) if value is not None else None
+        else:
+            joint_acceleration = zdd[joint.rate] if jnp.ndim(rate) == 0 else zdd[joint.rate : joint.rate + rate.shape[0]]
+        turn, separation, columns, local, local_rate = _local_motion(mechanism, joint, value, rate,
+                                                                     joint_acceleration, dtype)
         arm = rotation @ separation
         spin, slide = rotation @ local[:3], rotation @ local[3:]
         child_quaternion = quaternion_product(quaternion, turn)
@@ -258,12 +300,12 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
                 k = slice(joint.rate, joint.rate + own_w.shape[1])
                 child[7], child[8] = child[7].at[:, k].add(own_v), child[8].at[:, k].add(own_w)
         bodies[joint.body] = tuple(child)
-    order = [bodies[b] for b in range(mechanism.num_bodies)]
-    x = jnp.concatenate([jnp.concatenate([b[0], b[1]]) for b in order])
-    v = jnp.concatenate([jnp.concatenate([b[3], b[4]]) for b in order])
-    convective = jnp.concatenate([jnp.concatenate([b[5], b[6]]) for b in order])
-    jacobian = jnp.concatenate([jnp.concatenate([b[7], b[8]]) for b in order])
-    driver_jacobian = jnp.concatenate([jnp.concatenate([b[9], b[10]]) for b in order])
+    ordered = [bodies[b] for b in range(mechanism.num_bodies)]
+    x = jnp.concatenate([jnp.concatenate([b[0], b[1]]) for b in ordered])
+    v = jnp.concatenate([jnp.concatenate([b[3], b[4]]) for b in ordered])
+    convective = jnp.concatenate([jnp.concatenate([b[5], b[6]]) for b in ordered])
+    jacobian = jnp.concatenate([jnp.concatenate([b[7], b[8]]) for b in ordered])
+    driver_jacobian = jnp.concatenate([jnp.concatenate([b[9], b[10]]) for b in ordered])
     return TreeMotion(x, v, jacobian, driver_jacobian, convective)
 
 

@@ -25,23 +25,29 @@ from tests.helpers import CONFIGS
 KINDS = ("revolute", "cylindrical", "prismatic", "fixed", "spherical")  # joint k holds body k on body k - 1
 AXES = ((0.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, 1.0))
 REFERENCES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+REVERSED = (1, 3, 4)  # joints whose child is their body_i (the tree inverts their placement)
 DRIVER_ANGLE, DRIVER_SPEED = 0.4, 30.0  # rad, rad/s
 
 
 def chain() -> SpatialMechanism:
     """Five 0.1 m links along x, each held on the previous one (the first on the ground) by
-    the joint of :data:`KINDS` at their common end, full inertia tensors, gravity, the first
-    joint driven at constant speed."""
+    the joint of :data:`KINDS` at their common end (the child its ``body_j``, or its
+    ``body_i`` for :data:`REVERSED`), full inertia tensors, gravity, the first joint driven
+    at constant speed."""
     a = lambda *v: jnp.asarray(v, dtype=jnp.float64)  # noqa: E731
     rng = np.random.default_rng(3)
     inertias = []
     for _ in KINDS:
         root = rng.normal(size=(3, 3)) * 1e-2
         inertias.append(root @ root.T + 1e-4 * np.eye(3))  # kg m^2, symmetric positive definite
-    joints = tuple(SpatialJoint(kind, GROUND if k == 0 else k - 1, k, a(0.0, 0.0, 0.0) if k == 0 else a(0.05, 0, 0),
-                                a(-0.05, 0.0, 0.0), a(*axis), a(*axis), a(*reference), a(*reference),
-                                a(1.0, 0.0, 0.0, 0.0))
-                   for k, (kind, axis, reference) in enumerate(zip(KINDS, AXES, REFERENCES)))
+    joints = []
+    for k, (kind, axis, reference) in enumerate(zip(KINDS, AXES, REFERENCES)):
+        parent = (GROUND if k == 0 else k - 1, a(0.0, 0.0, 0.0) if k == 0 else a(0.05, 0.0, 0.0))
+        child = (k, a(-0.05, 0.0, 0.0))
+        (body_i, point_i), (body_j, point_j) = (child, parent) if k in REVERSED else (parent, child)
+        joints.append(SpatialJoint(kind, body_i, body_j, point_i, point_j, a(*axis), a(*axis), a(*reference),
+                                   a(*reference), a(1.0, 0.0, 0.0, 0.0)))
+    joints = tuple(joints)
     positions = jnp.concatenate([a(0.05 + 0.1 * k, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0) for k in range(len(KINDS))])
     return SpatialMechanism(
         masses=a(0.3, 0.2, 0.25, 0.15, 0.1), inertias=jnp.asarray(np.stack(inertias)), gravity=a(0.0, -9.81, 0.0),
