@@ -241,7 +241,7 @@ def _joint_leaf(mechanism, name: str, key: str, path: str, source: str) -> tuple
         raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
     if getattr(joint, "palmgren", False) and key == "contact.stiffness":
         raise ConfigError(source, path, 'the joint\'s stiffness is "palmgren" (from its length); vary the length')
-    if not isinstance(mechanism, SpatialMechanism):
+    if not isinstance(getattr(mechanism, "absolute", mechanism), SpatialMechanism):  # the joint engine wraps it
         return tree_leaf(lambda m: getter(m.clearance_joints[index]))
     # through the fields themselves: a spatial ``clearance_joints`` is a derived tuple tree_at cannot write
     cylinders = len(mechanism.cylindrical_joints)
