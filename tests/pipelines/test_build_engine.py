@@ -31,7 +31,6 @@ def test_the_engine_the_config_asks_for(name, engine, kind):
 
 @pytest.mark.parametrize("name, message", [
     ("flores_flexible.toml", "does not apply: it has flexible bodies"),
-    ("flexible_cantilever_3d.toml", "does not apply: it has flexible bodies"),
 ])
 def test_joint_engine_where_it_does_not_apply_is_one_config_error(name, message, capsys):
     assert main(["simulate", str(CONFIGS / name), "--set", "simulation.engine=joint", "--no-plots",

@@ -1,7 +1,7 @@
 """The joint-coordinate engine on spatial mechanisms (model/mechanics/tree/spatial_*.py) at
 single states: a chain of every ideal joint kind against the absolute engine's joint rows
 and its equations of motion (an independent formulation: Newton-Euler with Lagrange
-multipliers on 7 coordinates per body), and the trees of clearance-joint mechanisms.
+multipliers on 7 coordinates per body), and the trees of bodies held by clearance joints.
 Solves and the shipped configs' contact: ``test_spatial_simulation.py`` (validation)."""
 
 import dataclasses
@@ -18,9 +18,7 @@ from model.mechanics.tree import SpatialTreeMechanism, UnsupportedMechanism, tre
 from model.mechanics.tree.dynamics import TreeState
 from model.mechanics.tree.spatial_dynamics import body_accelerations, evaluate
 from model.mechanics.tree.spatial_kinematics import joint_coordinates
-from pipelines.build import build_mechanism
-from pipelines.config import load_mechanism
-from tests.helpers import CONFIGS
+from tests.model.mechanics.spatial.cases import bushing
 
 KINDS = ("revolute", "cylindrical", "prismatic", "fixed", "spherical")  # joint k holds body k on body k - 1
 AXES = ((0.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, 1.0))
@@ -114,20 +112,16 @@ def test_chain_rates_match_the_absolute_engine(chain_results):
 
 
 def test_bodies_held_only_by_clearance_joints():
-    """The double link: each link held axially by its cylindrical clearance joint (the
-    centre's two coordinates in the bearing's cross-section and a relative rotation:
-    six coordinates, five velocities); without the axial hold a free joint (position and
-    quaternion: seven and six)."""
-    double = build_mechanism(load_mechanism(CONFIGS / "double_link_clearance.toml"), "absolute")
-    topology = tree_topology(double)
-    assert {j.body: (j.kind, j.parent) for j in topology.joints} == {0: ("axial", -1), 1: ("axial", 0)}
-    assert (topology.size, topology.rate_size) == (12, 10)
-    free = dataclasses.replace(double, cylindrical_joints=tuple(
-        dataclasses.replace(j, axial_fixed=False) for j in double.cylindrical_joints))
-    topology = tree_topology(free)
-    assert [j.kind for j in topology.joints] == ["free", "free"] and (topology.size, topology.rate_size) == (14, 12)
-    # the first link held axially twice on the ground: a loop of axial rows
-    looped = dataclasses.replace(double, cylindrical_joints=(double.cylindrical_joints[0], dataclasses.replace(
-        double.cylindrical_joints[1], journal_body=0, bearing_body=GROUND)))
+    """A pin held axially in a fixed bushing by its cylindrical clearance joint: an axial
+    joint (the centre's two coordinates in the bearing's cross-section and a relative
+    rotation: six coordinates, five velocities); without the axial hold a free joint
+    (position and quaternion: seven and six); held axially twice, a loop."""
+    held = bushing()
+    assert [(j.kind, j.parent, j.body) for j in tree_topology(held).joints] == [("axial", GROUND, 0)]
+    assert (tree_topology(held).size, tree_topology(held).rate_size) == (6, 5)
+    joint = held.cylindrical_joints[0]
+    free = dataclasses.replace(held, cylindrical_joints=(dataclasses.replace(joint, axial_fixed=False),))
+    assert [j.kind for j in tree_topology(free).joints] == ["free"]
+    assert (tree_topology(free).size, tree_topology(free).rate_size) == (7, 6)
     with pytest.raises(UnsupportedMechanism, match="loop"):
-        tree_topology(looped)
+        tree_topology(dataclasses.replace(held, cylindrical_joints=(joint, joint)))
