@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
@@ -42,7 +41,7 @@ from ...geometry.quaternion import (axis_angle_quaternion, conjugate, matrix_qua
                                     quaternion_rate, rotation_matrix)
 from ..spatial.constraints import body_pose
 from ..spatial.joints import GROUND
-from .topology import Topology, TreeJoint
+from .topology import SPATIAL_SIZES, Topology, TreeJoint
 
 if TYPE_CHECKING:
     from ..spatial.mechanism import SpatialMechanism
@@ -88,46 +87,6 @@ def relative_motion(mechanism: SpatialMechanism, joint: TreeJoint, value):
     raise ValueError(f"unknown spatial tree joint kind {joint.kind!r}")
 
 
-def _joint_value(joint: TreeJoint, z, p, sizes):
-    if joint.prescribed is not None:
-        return p[joint.prescribed]
-    if joint.coordinate is None:
-        return None
-    size = sizes[joint.kind][0]
-    return z[joint.coordinate] if size == 1 else z[joint.coordinate : joint.coordinate + size]
-
-
-def _place(mechanism: SpatialMechanism, joint: TreeJoint, parent_pose, value):
-    """The child's ``(position (m), unit quaternion)`` from its parent's pose."""
-    if joint.kind == "free":
-        return value[:3], _unit(value[3:7])
-    turn, separation = relative_motion(mechanism, joint, value)
-    _, point_i, point_j = _joint_data(mechanism, joint)
-    position, quaternion = parent_pose
-    if joint.child_is_j:
-        rotation_i = rotation_matrix(quaternion)
-        child = quaternion_product(quaternion, turn)
-        joint_point = position + rotation_i @ (point_i + separation)
-        return joint_point - rotation_matrix(child) @ point_j, child
-    child = quaternion_product(quaternion, conjugate(turn))
-    rotation_i = rotation_matrix(child)
-    joint_point = position + rotation_matrix(quaternion) @ point_j - rotation_i @ separation
-    return joint_point - rotation_i @ point_i, child
-
-
-def forward_kinematics(mechanism: SpatialMechanism, topology: Topology, z: Float[Array, " n"],
-                       p: Float[Array, " drivers"]) -> Float[Array, " coords"]:
-    """Absolute positions ``x = [r_0, p_0, r_1, ...]`` (m, unit quaternions) of every body
-    from the free joint coordinates ``z`` and the prescribed angles ``p`` (rad)."""
-    from .topology import SPATIAL_SIZES  # noqa: PLC0415
-
-    dtype = jnp.result_type(z, p, mechanism.masses)
-    poses = {GROUND: (jnp.zeros(3, dtype), jnp.asarray([1.0, 0.0, 0.0, 0.0], dtype))}
-    for joint in topology.joints:
-        poses[joint.body] = _place(mechanism, joint, poses[joint.parent], _joint_value(joint, z, p, SPATIAL_SIZES))
-    return jnp.concatenate([jnp.concatenate(poses[b]) for b in range(mechanism.num_bodies)])
-
-
 def _value_rate(mechanism: SpatialMechanism, joint: TreeJoint, value, rate):
     """One joint's ``d value / dt`` of its velocities ``rate`` (``1/2 [0, w] (x) q`` with the
     norm-restoring term for a quaternion, Nikravesh 1988 §6; the rate itself otherwise)."""
@@ -141,8 +100,6 @@ def coordinate_rate(mechanism: SpatialMechanism, topology: Topology, z: Float[Ar
                     zd: Float[Array, " m"]) -> Float[Array, " n"]:
     """``dz/dt`` of the velocities ``zd``: equal for angles and slides; ``1/2 [0, w] (x) q``
     with the norm-restoring term of the absolute engine for a quaternion."""
-    from .topology import SPATIAL_SIZES  # noqa: PLC0415
-
     parts = []
     for joint in topology.joints:
         if joint.coordinate is None:
@@ -254,8 +211,6 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
     ``zdd`` (None: zero) makes ``convective`` the twists' whole rate ``J zdd + c``;
     ``order`` 0 gives the positions and twists only (the rest zero), 1 adds the rates, 2
     the Jacobians."""
-    from .topology import SPATIAL_SIZES  # noqa: PLC0415
-
     dtype = jnp.result_type(z, zd, p, mechanism.masses)
     size, drivers = zd.shape[0], p.shape[0]
     zero3 = jnp.zeros(3, dtype)
@@ -319,7 +274,7 @@ def body_velocities(mechanism: SpatialMechanism, topology: Topology, z, zd, p, p
 def joint_coordinates(mechanism: SpatialMechanism, topology: Topology, x: Float[Array, " coords"]
                       ) -> tuple[Float[Array, " n"], Float[Array, " drivers"]]:
     """``(z, p)`` of positions ``x`` that satisfy the tree's joints: the inverse of
-    :func:`forward_kinematics` (a revolute joint's angle ``atan2`` of the driver's sine and
+    the positions of :func:`tree_motion` (a revolute joint's angle ``atan2`` of the driver's sine and
     cosine, a slide along ``R_i a_i``, a relative quaternion ``conj(p_i) (x) p_j``, a free
     body's own position and quaternion)."""
     z = [None] * topology.size
