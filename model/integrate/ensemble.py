@@ -139,7 +139,7 @@ def _select(predicate, new, old):
     return jax.tree_util.tree_map(lambda a, b: jnp.where(predicate, a, b), new, old)
 
 
-def clip_floor(t1: Float[Array, ""]) -> Float[Array, ""]:
+def _end_floor(t1: Float[Array, ""]) -> Float[Array, ""]:
     """``t1`` less 100 ULP: a step that ends past it goes to ``t1`` exactly (as diffrax)."""
     return jax.lax.fori_loop(0, 100, lambda _, t: jnp.nextafter(t, -jnp.inf), t1)
 
@@ -178,7 +178,7 @@ class _Integrator(eqx.Module):
         # the derivative the solver state already holds (an FSAL stage, the W-method's field)
         peaks = initial_peaks(mechanism, y0, initial_rate=end_rate(self.solver, solver_state, t0, y0, mechanism))
         return _Lane(point, mechanism, t0, tnext, y0, solver_state, controller_state, zero, zero, zero, zero, peaks,
-                     times, None if times is None else clip_floor(t1))
+                     times, None if times is None else _end_floor(t1))
 
     def _initial_solver_state(self, t0, t1, y0, mechanism: AbstractMechanism) -> PyTree:
         """The solver state of a fresh lane, with an FSAL solver's first derivative
@@ -276,7 +276,7 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     integrator = _Integrator(settings, _wrapped_terms(settings),
                              with_projection(make_solver(settings, mechanism=mechanisms, reverse_differentiable=False),
                                              settings, mechanisms),
-                             shared, None if per_point else clip_floor(output_times[-1]))
+                             shared, None if per_point else _end_floor(output_times[-1]))
 
     def point_inputs(indices):
         clamped = jnp.minimum(indices, num_points - 1)
