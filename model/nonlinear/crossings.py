@@ -125,10 +125,10 @@ def _root(function: Callable, a, b, fa, fb):
 
 
 def record_crossing(crossings: Crossings, hyperplane: Hyperplane, args: PyTree, interpolation, t0, t1,
-                    level_at_end: Float[Array, ""], part: Callable = lambda y: y) -> Crossings:
+                    y1: PyTree, part: Callable = lambda y: y) -> Crossings:
     """``crossings`` after the accepted step ``[t0, t1]`` whose dense output is
-    ``interpolation`` (``evaluate(t)``) and at whose end ``quantity - value`` is
-    ``level_at_end``; ``part`` picks the state the quantity reads from the solve's state.
+    ``interpolation`` (``evaluate(t)``) and whose end state is ``y1``; ``part`` picks the
+    state the quantity reads from the solve's state.
     A sign change between the ends is one crossing; ends on the same side with a turning
     point between them at which the level is crossed are two (out and back)."""
     t0 = jnp.asarray(t0, crossings.times.dtype)
@@ -136,47 +136,51 @@ def record_crossing(crossings: Crossings, hyperplane: Hyperplane, args: PyTree, 
     before = crossings.level
     level = lambda t: hyperplane.level(args, part(interpolation.evaluate(t)))  # noqa: E731
     rate = lambda t: jax.jvp(level, (t,), (jnp.ones_like(t),))[1]  # noqa: E731
-    rate_at_end = rate(t1)
+    # the level at the end state and its rate along the dense output's direction there, in
+    # one pass of the quantity (the interpolant's own derivative is a polynomial's)
+    velocity = jax.jvp(lambda t: part(interpolation.evaluate(t)), (t1,), (jnp.ones_like(t1),))[1]
+    level_at_end, rate_at_end = jax.jvp(lambda y: hyperplane.level(args, y), (part(y1),), (velocity,))
     # the rate at the step's start is the previous step's end rate (its own dense output);
-    # the first step evaluates it on this one's
-    rate_at_start = jax.lax.cond(unvmap_any(jnp.isnan(crossings.rate)), rate, lambda _: crossings.rate, t0)
-    rate_at_start = jnp.where(jnp.isnan(crossings.rate), rate_at_start, crossings.rate)
+    # NaN on a run's first step, which is searched for an end-point sign change only
+    rate_at_start = crossings.rate
 
     up = (before < 0.0) & (level_at_end >= 0.0)
     down = (before > 0.0) & (level_at_end <= 0.0)
     through = {1: up, -1: down, 0: up | down}[hyperplane.direction]
     # ends on one side, the rate towards the plane at the start and away at the end
     excursion = (before * level_at_end > 0.0) & (rate_at_start * before < 0.0) & (rate_at_end * before > 0.0)
-    no_crossing = (t1, jnp.zeros_like(crossings.states[0]))
 
-    def at(time):
-        return time, part(interpolation.evaluate(time))
-
-    # a crossing happens on few steps of many: the root searches run only on a step where
-    # some lane has one (``unvmap_any`` keeps the branch a real conditional under ``vmap``)
-    first = jax.lax.cond(unvmap_any(through), lambda _: at(_root(level, t0, t1, before, level_at_end)),
-                         lambda _: no_crossing, None)
-
-    def out_and_back(_):
+    def turning_point(_):
         # the turning point only splits the step into two brackets: no derivative needed
         stop = jax.lax.stop_gradient
         turn = _illinois(lambda t: stop(rate(t)), stop(t0), stop(t1), stop(rate_at_start), stop(rate_at_end),
                          ROOT_ITERATIONS)
-        level_at_turn = level(turn)
-        crossed = level_at_turn * before < 0.0
-        out = at(_root(level, t0, turn, before, level_at_turn))
-        back = at(_root(level, turn, t1, level_at_turn, level_at_end))
-        return crossed, out, back
+        return turn, level(turn)
 
-    crossed, out, back = jax.lax.cond(unvmap_any(excursion), out_and_back,
-                                      lambda _: (jnp.asarray(False), no_crossing, no_crossing), None)
-    excursion = excursion & crossed
-    # the step's crossings in time order: an end-point sign change (one), or out and back (two)
-    first = jax.tree.map(lambda a, b: jnp.where(excursion, a, b), out, first)
+    # a crossing happens on few steps of many: the searches run only on a step where some
+    # lane has one (``unvmap_any`` keeps the branch a real conditional under ``vmap``)
+    turn, level_at_turn = jax.lax.cond(unvmap_any(excursion), turning_point,
+                                       lambda _: (t1, jnp.full_like(level_at_end, jnp.nan)), None)
+    excursion = excursion & (level_at_turn * before < 0.0)
+    # the step's crossings in time order, each bracketed: an end-point sign change (one), or
+    # out and back either side of the turning point (two); one search for both brackets
+    starts = jnp.stack([t0, jnp.where(excursion, turn, t0)])
+    ends = jnp.stack([jnp.where(excursion, turn, t1), t1])
+    at_starts = jnp.stack([before, jnp.where(excursion, level_at_turn, before)])
+    at_ends = jnp.stack([jnp.where(excursion, level_at_turn, level_at_end), level_at_end])
+
+    def locate(_):
+        times = jax.vmap(lambda a, b, fa, fb: _root(level, a, b, fa, fb))(starts, ends, at_starts, at_ends)
+        return times, jax.vmap(lambda time: part(interpolation.evaluate(time)))(times)
+
+    times, states = jax.lax.cond(unvmap_any(through | excursion), locate,
+                                 lambda _: (jnp.stack([t1, t1]), jnp.zeros((2,) + crossings.states.shape[1:],
+                                                                           crossings.states.dtype)), None)
     sign = jnp.where(before < 0.0, 1.0, -1.0)  # the direction of a step's first crossing
     both = hyperplane.direction == 0
     wanted_first = through | (excursion & (both | (sign == hyperplane.direction)))
     wanted_back = excursion & (both | (-sign == hyperplane.direction))
+    first, back = (times[0], states[0]), (times[1], states[1])
     for (time, state), wanted, direction in ((first, wanted_first, sign), (back, wanted_back, -sign)):
         kept = wanted & (time >= crossings.start)
         slot = jnp.where(kept, crossings.count, hyperplane.capacity)  # out of range: dropped
@@ -216,8 +220,7 @@ class CrossingTracking(AbstractDelegatingSolver):
         y1, y_error, dense_info, inner_state, result = self.solver.step(
             terms, t0, t1, y0, args, inner_state, made_jump)
         interpolation = self.solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
-        crossings = record_crossing(crossings, self.hyperplane, args, interpolation, t0, t1,
-                                    self.hyperplane.level(args, self._part(y1)), self._part)
+        crossings = record_crossing(crossings, self.hyperplane, args, interpolation, t0, t1, y1, self._part)
         return y1, y_error, dense_info, (inner_state, crossings), result
 
     @staticmethod

@@ -121,7 +121,7 @@ def test_direction_transient_and_capacity():
     crossings = empty_crossings(hyperplane, 1, start=1.0)
     crossings = eqx.tree_at(lambda c: c.level, crossings, jnp.asarray(-1.0))
     record = jax.jit(lambda c, t0, y0, rate: record_crossing(c, hyperplane, None, _Line(t0, y0, rate), t0, t0 + 1.0,
-                                                             (y0 + rate)[0]))
+                                                             y0 + rate))
     for k in range(8):  # rising from -1 to 1 on even steps (root at t0 + 0.5), falling back on odd
         rising = k % 2 == 0
         start, rate = (-1.0, 2.0) if rising else (1.0, -2.0)
@@ -145,12 +145,15 @@ class _Parabola:
 def test_out_and_back_keeps_the_wanted_direction(direction):
     """One step ``[0, 4]`` of a parabola whose ends lie below 0 and whose peak lies above
     (up at 1, back down at 3), and of the same parabola upside down (down at 1, up at 3):
-    each direction keeps its own crossings; the rate at the step's end is carried."""
+    each direction keeps its own crossings; the rate at the step's end is carried. Without a
+    rate at the start (a run's first step) only an end-point sign change is looked for."""
     hyperplane = Hyperplane(lambda args, y: y[0], jnp.asarray(0.0), DIRECTIONS[direction], 4)
 
     def step(sign):
-        crossings = eqx.tree_at(lambda c: c.level, empty_crossings(hyperplane, 1, start=0.0), -3.0 * sign)
-        return record_crossing(crossings, hyperplane, None, _Parabola(sign, 2.0), 0.0, 4.0, -3.0 * sign)
+        # as carried from a previous step: the level and its rate at this step's start
+        crossings = eqx.tree_at(lambda c: (c.level, c.rate), empty_crossings(hyperplane, 1, start=0.0),
+                                (-3.0 * sign, 4.0 * sign))
+        return record_crossing(crossings, hyperplane, None, _Parabola(sign, 2.0), 0.0, 4.0, jnp.array([-3.0 * sign]))
 
     both_signs = jax.jit(jax.vmap(step))(jnp.array([1.0, -1.0]))
     for index, sign in enumerate((1.0, -1.0)):
@@ -161,6 +164,9 @@ def test_out_and_back_keeps_the_wanted_direction(direction):
         np.testing.assert_allclose(crossings.times[:kept.sum()], np.array([1.0, 3.0])[kept], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(crossings.directions[:kept.sum()], directions[kept])
         np.testing.assert_allclose(crossings.rate, -4.0 * sign, rtol=1e-12)
+    first_step = jax.jit(lambda c: record_crossing(c, hyperplane, None, _Parabola(1.0, 2.0), 0.0, 4.0,
+                                                   jnp.array([-3.0])))
+    assert int(first_step(eqx.tree_at(lambda c: c.level, empty_crossings(hyperplane, 1, start=0.0), -3.0)).count) == 0
 
 
 def test_crossing_period_counts_distinct_points():
