@@ -5,19 +5,20 @@ A hyperplane section is the set of states where a scalar quantity of the state `
 level ``value`` in a given direction (``up``: ``g - value`` from negative to
 non-negative, ``down``: from positive to non-positive, ``both``). The crossings are found
 from the solver's accepted steps, not from an output grid: the solver wrapper
-:class:`CrossingTracking` evaluates ``g - value`` and its rate ``d(g - value)/dt`` along the
-step's dense interpolant (diffrax's ``interpolation_cls``, 4th order for Tsit5; the rate by
-``jax.jvp`` in time) at the end of every accepted step. On a step where ``g - value``
-changes sign in the wanted direction the root is located on the interpolant by the
-Illinois variant of regula falsi, a bracketing secant method of order about 1.44 (Dowell &
-Jarratt 1971, BIT 11), ``ROOT_ITERATIONS`` evaluations. On a step whose two ends lie on the
-same side but whose rate turns towards the plane and back (its sign changes between the
-ends), the turning point is located by the same iteration on the rate; where ``g - value``
-has crossed the level there, the quantity went out and back within the step, and both
-crossings are located, one on each side of the turning point. This is how event location
-is done on a dense output in general (Hairer, Norsett & Wanner 1993, *Solving ODEs I*, sec.
-II.6; diffrax's ``Event`` root-finds on the interpolant too, from the end-point signs
-only).
+:class:`CrossingTracking` evaluates ``g - value`` and its rate ``d(g - value)/dt`` at the end
+of every accepted step (the rate along the step's dense interpolant, diffrax's
+``interpolation_cls``, 4th order for Tsit5, by one ``jax.jvp`` of the quantity). On a
+step where ``g - value`` changes sign in the wanted direction the root is located on the
+interpolant by the Illinois variant of regula falsi, a bracketing secant method of order
+about 1.44 (Dowell & Jarratt 1971, BIT 11), ``ROOT_ITERATIONS`` evaluations. On a step
+whose two ends lie on the same side but whose rate turns towards the plane and back (its
+sign changes between the ends; the start's rate is the previous step's end rate, so a
+run's first step looks for a sign change only), the turning point is located by the same
+iteration on the rate; where ``g - value`` has crossed the level there, the quantity went
+out and back within the step, and both crossings are located, one on each side of the
+turning point. This is how event location is done on a dense output in general (Hairer,
+Norsett & Wanner 1993, *Solving ODEs I*, sec. II.6; diffrax's ``Event`` root-finds on the
+interpolant too, from the end-point signs only).
 
 The crossings go into a fixed-capacity buffer with a count (:class:`Crossings`), so that
 ``jit`` and ``vmap`` go through; a crossing counts from the time ``start`` on (the transient
