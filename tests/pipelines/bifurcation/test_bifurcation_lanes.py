@@ -1,5 +1,7 @@
 """``[bifurcation] lanes``: the values' stroboscopic sections through the refilling lanes
-against the one-value-per-call path, and the studies the lanes refuse, as one error line."""
+against the one-value-per-call path (a clearance study, and a crank-speed study whose
+values each have their own section times), and the studies the lanes refuse, as one
+error line."""
 
 import dataclasses
 
@@ -9,7 +11,7 @@ import pytest
 from pipelines.bifurcation.study import lanes_function, load_bifurcation, run_bifurcation, section_function
 from pipelines.cli import main
 
-from tests.helpers import CONFIGS, FLORES
+from tests.helpers import CONFIGS
 
 LOW_SPEED = CONFIGS / "low_speed_slider_crank.toml"  # the pin in continuous contact at 20 rad/s
 STUDY = '''parameter = "joints.pin.clearance"
