@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
@@ -46,7 +47,7 @@ from ..linalg import spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics
-from .topology import Topology
+from .topology import Topology, diagonal_coordinates
 
 
 class TreeState(NamedTuple):
@@ -104,6 +105,26 @@ def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> F
     return jacobian.T @ (jacobian * mass_diagonal(mechanism)[:, None])
 
 
+def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Array, "coords n"],
+                  rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``H^-1 rhs`` with ``H = J^T M J``. The coordinates of childless free joints
+    (:func:`~.topology.diagonal_coordinates`: a flexible body's free segments) have only
+    their diagonal entry in ``H``, so they are divided by it; the others are solved by the
+    unrolled Cholesky of :func:`~model.mechanics.linalg.spd_solve` on their block alone, so
+    that the factorised system stays the size of the mechanism's rigid part."""
+    diagonal = diagonal_coordinates(topology)
+    if not diagonal:
+        return spd_solve(joint_inertia(mechanism, jacobian), rhs)
+    mass = mass_diagonal(mechanism)
+    picked = np.asarray(diagonal)
+    entries = jnp.sum(jacobian[:, picked] ** 2 * mass[:, None], axis=0)
+    solution = jnp.zeros_like(rhs).at[picked].set(rhs[picked] / entries.reshape((-1,) + (1,) * (rhs.ndim - 1)))
+    dense = np.asarray([k for k in range(topology.size) if k not in diagonal], dtype=int)
+    if dense.size:
+        solution = solution.at[dense].set(spd_solve(joint_inertia(mechanism, jacobian[:, dense]), rhs[dense]))
+    return solution
+
+
 def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]) -> Float[Array, " m"]:
     """``Phi``: the cut joints' constraint rows at the absolute coordinates ``q`` (m, rad)."""
     return joint_constraints(mechanism, q, topology.cuts)
@@ -131,18 +152,17 @@ def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> Tree
     jacobian, driver_jacobian = joint_jacobians(mechanism, topology, state.z, state.prescribed)
     multipliers, reaction = jnp.zeros((0,), q.dtype), None
     if topology.size:
-        inertia = joint_inertia(mechanism, jacobian)
         rhs = jacobian.T @ (applied - mass * convective)
         if topology.cuts:
             cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, q, qd, convective, jacobian)
             # one factorisation of H for H^-1 [rhs, G^T], then the Schur complement
-            solved = spd_solve(inertia, jnp.concatenate([rhs[:, None], coupling.T], axis=1))
+            solved = inertia_solve(mechanism, topology, jacobian, jnp.concatenate([rhs[:, None], coupling.T], axis=1))
             unconstrained, spread = solved[:, 0], solved[:, 1:]
             multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
             zdd = unconstrained - spread @ multipliers
             reaction = cut_jacobian.T @ multipliers
         else:
-            zdd = spd_solve(inertia, rhs)
+            zdd = inertia_solve(mechanism, topology, jacobian, rhs)
         qdd = jacobian @ zdd + convective
     else:
         zdd, qdd = jnp.zeros((0,), q.dtype), convective
@@ -171,7 +191,7 @@ def project_state(mechanism: Mechanism, topology: Topology, state: TreeState, it
 
     jacobian, _ = joint_jacobians(mechanism, topology, state.z, p)
     coupling = jax.jacfwd(rows)(state.z, p)
-    spread = spd_solve(joint_inertia(mechanism, jacobian), coupling.T)
+    spread = inertia_solve(mechanism, topology, jacobian, coupling.T)
 
     def correction(residual):
         return -spread @ spd_solve(coupling @ spread, residual)

@@ -56,12 +56,22 @@ class Topology(NamedTuple):
 _SIZES = {"revolute": 1, "prismatic": 1, "fixed": 0, "free": 3}
 
 
+def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
+    """The coordinates of the free joints whose body has no children (a flexible body's
+    segments held by beam elements only, a rocker held by clearance joints only): each
+    moves one absolute coordinate of one body and nothing else, so its row and column of
+    ``H = J^T M J`` hold only the diagonal entry (the body's mass or inertia)."""
+    parents = {joint.parent for joint in topology.joints}
+    return tuple(joint.coordinate + k for joint in topology.joints
+                 if joint.kind == "free" and joint.body not in parents for k in range(3))
+
+
 def tree_topology(mechanism: Mechanism) -> Topology:
     """The kinematic tree of ``mechanism`` with the ideal joints that close loops cut;
-    :class:`UnsupportedMechanism` with the reason when it has flexible bodies or a worn
-    bushing, or when a speed-driven joint would be cut."""
-    if mechanism.beam_chains:
-        raise UnsupportedMechanism("it has flexible bodies")
+    :class:`UnsupportedMechanism` with the reason when it has a worn bushing or a
+    speed-driven joint would be cut. A flexible body's segments are bodies: the one an
+    ideal joint places hangs on it, the others get free joints (the beam elements are
+    force elements)."""
     if any(joint.wear is not None for joint in mechanism.clearance_joints):
         raise UnsupportedMechanism("a clearance joint has a worn bushing")
     driven = {}

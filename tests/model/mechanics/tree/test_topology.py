@@ -55,10 +55,3 @@ def test_a_speed_driven_joint_that_would_be_cut_is_refused():
                           drivers=(Driver(0, "constant_speed", a(1.0)[0], a(0.0)[0], a(0.0)[0]),))
     with pytest.raises(UnsupportedMechanism, match="speed-driven"):
         tree_topology(mechanism)
-
-
-def test_flexible_bodies_stay_on_the_absolute_engine():
-    mechanism = absolute("flores_flexible.toml")
-    with pytest.raises(UnsupportedMechanism, match="flexible"):
-        tree_topology(mechanism)
-    assert type(build_mechanism(load_mechanism(CONFIGS / "flores_flexible.toml"))) is type(mechanism)
