@@ -68,12 +68,9 @@ def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
 
 def tree_topology(mechanism: Mechanism) -> Topology:
     """The kinematic tree of ``mechanism`` with the ideal joints that close loops cut;
-    :class:`UnsupportedMechanism` with the reason when it has a worn bushing or a
-    speed-driven joint would be cut. A flexible body's segments are bodies: the one an
+    :class:`UnsupportedMechanism` with the reason when a speed-driven joint would be cut. A flexible body's segments are bodies: the one an
     ideal joint places hangs on it, the others get free joints (the beam elements are
     force elements)."""
-    if any(joint.wear is not None for joint in mechanism.clearance_joints):
-        raise UnsupportedMechanism("a clearance joint has a worn bushing")
     driven = {}
     for number, driver in enumerate(mechanism.drivers):
         if driver.kind == "constant_speed":
