@@ -1,4 +1,4 @@
-"""A planar rigid mechanism integrated in the joint coordinates of its kinematic tree.
+"""A planar mechanism integrated in the joint coordinates of its kinematic tree.
 
 :class:`TreeMechanism` wraps the absolute description (:class:`~model.mechanics.mechanism.Mechanism`:
 bodies, joints, clearance joints, drivers, every parameter an array leaf) with its static

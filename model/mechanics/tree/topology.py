@@ -19,7 +19,7 @@ from ..mechanism import GROUND, Mechanism
 
 
 class UnsupportedMechanism(ValueError):
-    """The mechanism is not a planar rigid tree after cutting its clearance joints."""
+    """The joint-coordinate engine does not apply to the mechanism (the reason says why)."""
 
 
 class TreeJoint(NamedTuple):
