@@ -43,7 +43,7 @@ from jaxtyping import Array, Float
 from ...contact.memory import impact_memory_rate
 from ..constraints import joint_constraints
 from ..dynamics import State, mass_diagonal
-from ..linalg import spd_solve
+from ..linalg import UNROLLED_CHOLESKY_MAX, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics
@@ -107,13 +107,14 @@ def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> F
 
 def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Array, "coords n"],
                   rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = J^T M J``. The coordinates of childless free joints
-    (:func:`~.topology.diagonal_coordinates`: a flexible body's free segments) have only
-    their diagonal entry in ``H``, so they are divided by it; the others are solved by the
-    unrolled Cholesky of :func:`~model.mechanics.linalg.spd_solve` on their block alone, so
-    that the factorised system stays the size of the mechanism's rigid part."""
+    """``H^-1 rhs`` with ``H = J^T M J``: the unrolled Cholesky of
+    :func:`~model.mechanics.linalg.spd_solve` up to its size ``UNROLLED_CHOLESKY_MAX``.
+    Above it (a flexible body's segments), the coordinates of childless free joints
+    (:func:`~.topology.diagonal_coordinates`) have only their diagonal entry in ``H``, so
+    they are divided by it, and the others are solved on their block alone, so that the
+    factorised system stays the size of the mechanism's rigid part."""
     diagonal = diagonal_coordinates(topology)
-    if not diagonal:
+    if not diagonal or topology.size <= UNROLLED_CHOLESKY_MAX:
         return spd_solve(joint_inertia(mechanism, jacobian), rhs)
     mass = mass_diagonal(mechanism)
     picked = np.asarray(diagonal)
