@@ -47,7 +47,7 @@ def values(tree):
     coordinate moved (bending and stretching the elements), moving with disturbed rates
     and the crank's speed; the joint engine's evaluation there, the absolute engine's at
     the same absolute state (at the time its driver row holds), and H^-1 of a vector by
-    the structured solve and by a dense LAPACK solve of H."""
+    the structured solve and by a dense LAPACK solve of H (two columns)."""
 
     @jax.jit
     def evaluations(tree):
@@ -58,8 +58,9 @@ def values(tree):
         absolute = tree.absolute_state(tree.flatten(state))
         t = (p[0] - tree.drivers[0].angle) / tree.drivers[0].speed
         jacobian, _ = joint_jacobians(tree.absolute, tree.topology, state.z, state.prescribed)
-        solves = (inertia_solve(tree.absolute, tree.topology, jacobian, wiggle),
-                  spd_solve(joint_inertia(tree.absolute, jacobian), wiggle))
+        columns = jnp.stack([wiggle, jnp.cos(wiggle)], axis=1)  # as H^-1 [rhs, G^T] of cut joints
+        solves = (inertia_solve(tree.absolute, tree.topology, jacobian, columns),
+                  spd_solve(joint_inertia(tree.absolute, jacobian), columns))
         return (evaluate(tree.absolute, tree.topology, state), model.evaluate(tree.absolute, t, absolute), solves,
                 model.mechanics.constraints(tree.absolute, absolute.q, t))
 
