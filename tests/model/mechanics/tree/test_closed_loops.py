@@ -11,7 +11,8 @@ import pytest
 import model
 from model.mechanics.constraints import constraints
 from model.mechanics.tree import TreeMechanism
-from model.mechanics.tree.dynamics import cut_constraints, evaluate
+from model.mechanics.tree.dynamics import TreeState, cut_constraints, evaluate
+from model.mechanics.tree.kinematics import joint_coordinates
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import FLORES
@@ -21,15 +22,17 @@ CRANK_TURN = 0.1  # rad: the crank moved away from the start before projecting
 
 @pytest.fixture(scope="module")
 def twin_and_values():
-    """The twin, and: the rows and rates of its cut joint after projecting a state whose
-    crank was turned by ``CRANK_TURN`` and whose free rates were disturbed; the joint
-    engine's evaluation there; the absolute engine's at the same absolute state."""
+    """The twin, and: the rows and rates of its cut joint after projecting a state (the
+    configured pose in joint coordinates, the crank turned by ``CRANK_TURN``, rates of 10
+    rad/s or m/s that the joints do not allow); the joint engine's evaluation there; the
+    absolute engine's at the same absolute state."""
     twin = build_mechanism(load_mechanism(FLORES), "joint").idealised()
 
     @jax.jit
     def values(twin):
-        start = twin.initial_state()
-        moved = start._replace(prescribed=start.prescribed + CRANK_TURN, zd=start.zd * 1.3)
+        z, p = joint_coordinates(twin.absolute, twin.topology, twin.absolute.initial_positions)
+        zero = jnp.zeros((), z.dtype)
+        moved = TreeState(z, jnp.full_like(z, 10.0), jnp.zeros(0), zero, p + CRANK_TURN)
         # the Jacobian is taken once per call: the second call's, at the projected
         # positions, makes the velocity step exact
         state = twin.project_state(0.0, twin.project_state(0.0, moved, iterations=6))
@@ -52,7 +55,8 @@ def test_the_ideal_twin_of_a_tree_runs_on_the_joint_engine(twin_and_values):
 
 
 def test_projection_puts_the_state_on_the_cut_joint(twin_and_values):
-    """Gauss-Newton with the Jacobian taken once converges from a crank turned by 0.1 rad;
+    """Gauss-Newton with the Jacobian taken once converges from a crank turned by 0.1 rad
+    away from the configured pose;
     a second projection (Jacobian at the projected positions) puts the velocities on the
     cut joint to roundoff; the tree's own joints hold by construction."""
     _, (rows, rate, all_rows, *_) = twin_and_values
