@@ -19,6 +19,7 @@ from tests.helpers import CONFIGS, FLORES, write_sweep
     ("flores_slider_crank.toml", "joint", TreeMechanism),
     ("flores_slider_crank.toml", "absolute", Mechanism),
     ("fourbar_two_clearances.toml", "auto", TreeMechanism),  # the rocker on a free joint
+    ("flores_flexible.toml", "auto", TreeMechanism),  # the rod's segments on free joints
 ])
 def test_the_engine_the_config_asks_for(name, engine, kind):
     config = load_mechanism(CONFIGS / name, [f"simulation.engine={engine}"])
@@ -26,7 +27,6 @@ def test_the_engine_the_config_asks_for(name, engine, kind):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("flores_flexible.toml", "does not apply: it has flexible bodies"),
     ("flores_slider_crank_3d.toml", "planar mechanisms only"),
 ])
 def test_joint_engine_where_it_does_not_apply_is_one_config_error(name, message, capsys):

@@ -1,9 +1,11 @@
-"""Joint-coordinate engine for planar rigid mechanisms (docs/engine.md).
+"""Joint-coordinate engine for planar mechanisms (docs/engine.md).
 
 The state carries the coordinates of the joints of a kinematic tree rooted at the ground
 (one angle per revolute joint, one slide per prismatic joint, ``x, y, theta`` per body held
-only by clearance joints) and their rates; clearance joints are force elements that cut the
-loops, so a tree has no constraint rows, no Baumgarte terms and no drift.
+only by clearance joints or beam elements) and their rates; clearance joints and beam
+elements are force elements. The ideal joints that close loops are cut: their constraint
+rows alone are enforced (Schur complement, Baumgarte terms, projection); a tree without
+them has no constraint rows and no drift.
 """
 
 from .mechanism import TreeMechanism as TreeMechanism
