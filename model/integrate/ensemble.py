@@ -60,6 +60,8 @@ class _Lane(eqx.Module):
     rejected: Int[Array, ""]
     result: Int[Array, ""]
     peaks: Peaks  # contact peaks of the accepted steps (model/integrate/peaks.py)
+    times: Float[Array, " times"] | None  # the point's own output times; None: the shared ones
+    clip_floor: Float[Array, ""] | None  # the point's ``t1`` less 100 ULP; None: the shared one
 
 
 class _Saves(NamedTuple):
@@ -70,12 +72,14 @@ class _Saves(NamedTuple):
     t0: Float[Array, ""]
     t1: Float[Array, ""]
     dense_info: PyTree
+    times: Float[Array, " times"] | None  # the lane's point's output times; None: the shared ones
 
 
 class EnsembleSolution(eqx.Module):
-    """States at the output times of every point, and per-point solver statistics."""
+    """States at the output times of every point, and per-point solver statistics.
+    ``ts``: the output times, shared (``[times]``) or each point's (``[points, times]``)."""
 
-    ts: Float[Array, " times"]
+    ts: Float[Array, " times"] | Float[Array, "points times"]
     ys: PyTree  # the mechanism's state pytree, [points, times, ...]
     steps: Int[Array, " points"]
     rejected_steps: Int[Array, " points"]
@@ -102,11 +106,15 @@ class EnsembleSolution(eqx.Module):
         cache: for Flores summary metrics that took 0.50 s per 128 points against 0.75 s
         vmapped."""
 
-        def one(point):
-            mechanism, ys, steps, rejected, result, peaks = point
-            return function(mechanism, trajectory_from_states(mechanism, self.ts, ys, steps, rejected, result, peaks))
+        per_point = jnp.ndim(self.ts) == 2
 
-        return jax.lax.map(one, (mechanisms, self.ys, self.steps, self.rejected_steps, self.result, self.peaks))
+        def one(point):
+            mechanism, ys, steps, rejected, result, peaks, ts = point
+            ts = ts if per_point else self.ts
+            return function(mechanism, trajectory_from_states(mechanism, ts, ys, steps, rejected, result, peaks))
+
+        return jax.lax.map(one, (mechanisms, self.ys, self.steps, self.rejected_steps, self.result, self.peaks,
+                                 self.ts if per_point else None))
 
     def trajectories(self, mechanisms: AbstractMechanism) -> Trajectory | SpatialTrajectory:
         """Every point's trajectory, fields with a leading points axis."""
@@ -131,32 +139,46 @@ def _select(predicate, new, old):
     return jax.tree_util.tree_map(lambda a, b: jnp.where(predicate, a, b), new, old)
 
 
+def _end_floor(t1: Float[Array, ""]) -> Float[Array, ""]:
+    """``t1`` less 100 ULP: a step that ends past it goes to ``t1`` exactly (as diffrax)."""
+    return jax.lax.fori_loop(0, 100, lambda _, t: jnp.nextafter(t, -jnp.inf), t1)
+
+
 class _Integrator(eqx.Module):
-    """The diffrax pieces shared by every lane."""
+    """The diffrax pieces shared by every lane. ``output_times`` and ``t1_clip_floor``:
+    the times every lane saves at and its end's clipping floor, or ``None`` where each lane
+    carries its point's own (``_Lane.times``, ``_Lane.clip_floor``)."""
 
     settings: SolverSettings = eqx.field(static=True)
     terms: PyTree
     solver: diffrax.AbstractSolver
-    output_times: Float[Array, " times"]
-    t1_clip_floor: Float[Array, ""]
+    output_times: Float[Array, " times"] | None
+    t1_clip_floor: Float[Array, ""] | None
 
-    @property
-    def t1(self):
-        return self.output_times[-1]
+    def times(self, lane: _Lane | _Saves) -> Float[Array, " times"]:
+        return self.output_times if lane.times is None else lane.times
 
-    def start(self, point, mechanism: AbstractMechanism, y0: Float[Array, " n"]) -> _Lane:
-        """A lane at ``t = 0`` on ``point``: initial step as diffeqsolve chooses it."""
+    def t1(self, lane: _Lane) -> Float[Array, ""]:
+        """The lane's end: its point's last output time (of every lane, on the batched state)."""
+        return self.times(lane)[..., -1]
+
+    def start(self, point, mechanism: AbstractMechanism, y0: Float[Array, " n"],
+              times: Float[Array, " times"] | None = None) -> _Lane:
+        """A lane at ``t = 0`` on ``point``: initial step as diffeqsolve chooses it.
+        ``times``: the point's own output times (``None``: the shared ones)."""
         controller = make_controller(mechanism, self.settings)
         t0 = jnp.zeros((), y0.dtype)
+        t1 = self.output_times[-1] if times is None else times[-1]
         tnext, controller_state = controller.init(
-            self.terms, t0, self.t1, y0, None, mechanism, self.solver.func, self.solver.error_order(self.terms)
+            self.terms, t0, t1, y0, None, mechanism, self.solver.func, self.solver.error_order(self.terms)
         )
-        tnext = jnp.minimum(tnext, self.t1)
+        tnext = jnp.minimum(tnext, t1)
         zero = jnp.zeros((), jnp.int64)
         solver_state = self._initial_solver_state(t0, tnext, y0, mechanism)
         # the derivative the solver state already holds (an FSAL stage, the W-method's field)
         peaks = initial_peaks(mechanism, y0, initial_rate=end_rate(self.solver, solver_state, t0, y0, mechanism))
-        return _Lane(point, mechanism, t0, tnext, y0, solver_state, controller_state, zero, zero, zero, zero, peaks)
+        return _Lane(point, mechanism, t0, tnext, y0, solver_state, controller_state, zero, zero, zero, zero, peaks,
+                     times, None if times is None else _end_floor(t1))
 
     def _initial_solver_state(self, t0, t1, y0, mechanism: AbstractMechanism) -> PyTree:
         """The solver state of a fresh lane, with an FSAL solver's first derivative
@@ -182,6 +204,8 @@ class _Integrator(eqx.Module):
     def advance(self, lane: _Lane) -> tuple[_Lane, _Saves]:
         """One attempted step of one lane (as ``diffrax/_integrate.py``'s loop body)."""
         mechanism = lane.mechanism
+        t1, times = self.t1(lane), self.times(lane)
+        floor = self.t1_clip_floor if lane.clip_floor is None else lane.clip_floor
         y, y_error, dense_info, solver_state, solver_result = self.solver.step(
             self.terms, lane.tprev, lane.tnext, lane.y, mechanism, lane.solver_state, False
         )
@@ -189,17 +213,16 @@ class _Integrator(eqx.Module):
             mechanism, self.settings
         ).adapt_step_size(lane.tprev, lane.tnext, lane.y, y, mechanism, y_error,
                           self.solver.error_order(self.terms), lane.controller_state)
-        tprev = jnp.minimum(tprev, self.t1)
-        tnext = _clip_to_end(tprev, tnext, self.t1, self.t1_clip_floor, keep_step)
+        tprev = jnp.minimum(tprev, t1)
+        tnext = _clip_to_end(tprev, tnext, t1, floor, keep_step)
 
-        save_stop = jnp.where(keep_step, jnp.searchsorted(self.output_times, lane.tnext, side="right"),
-                              lane.save_index)
-        saves = _Saves(lane.save_index, save_stop, lane.tprev, lane.tnext, dense_info)
+        save_stop = jnp.where(keep_step, jnp.searchsorted(times, lane.tnext, side="right"), lane.save_index)
+        saves = _Saves(lane.save_index, save_stop, lane.tprev, lane.tnext, dense_info, lane.times)
 
         result = jnp.where(keep_step, result_code(solver_result), _SUCCESS)
         result = jnp.where(result == _SUCCESS, result_code(controller_result), result)
         steps = lane.steps + 1
-        unfinished = (tprev < self.t1) & (result == _SUCCESS)
+        unfinished = (tprev < t1) & (result == _SUCCESS)
         result = jnp.where(unfinished & (steps >= self.settings.max_steps), _MAX_STEPS_REACHED, result)
         lane = _Lane(
             lane.point, mechanism, tprev, tnext,
@@ -208,28 +231,33 @@ class _Integrator(eqx.Module):
             lane.rejected + jnp.where(keep_step, 0, 1).astype(lane.rejected.dtype), result.astype(lane.result.dtype),
             _select(keep_step, peaks_after_step(lane.peaks, mechanism, self.solver, lane.tprev, lane.tnext, y,
                                                 dense_info, solver_state), lane.peaks),
+            lane.times, lane.clip_floor,
         )
         return lane, saves
 
     def interpolate(self, saves: _Saves, index) -> Float[Array, " n"]:
         interpolator = self.solver.interpolation_cls(t0=saves.t0, t1=saves.t1, **saves.dense_info)
-        return interpolator.evaluate(self.output_times[jnp.minimum(index, self.output_times.size - 1)])
+        times = self.times(saves)
+        return interpolator.evaluate(times[jnp.minimum(index, times.size - 1)])
 
     def running(self, lane: _Lane, num_points: int):
-        return (lane.point < num_points) & (lane.tprev < self.t1) & (lane.result == _SUCCESS)
+        return (lane.point < num_points) & (lane.tprev < self.t1(lane)) & (lane.result == _SUCCESS)
 
 
 def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lanes: int = 16,
-                   y0s: PyTree | None = None, output_times: Float[Array, " times"] | None = None
+                   y0s: PyTree | None = None,
+                   output_times: Float[Array, " times"] | Float[Array, "points times"] | None = None
                    ) -> EnsembleSolution:
     """Integrate every point of a batched mechanism (leading axis = points) with
     ``lanes`` simulations in flight at once; a lane that finishes takes the next point.
 
     ``mechanisms``: e.g. ``jax.vmap(parameter_map.apply, (None, 0))(base, values)``.
     ``y0s``: initial states per point (default: each mechanism's ``initial_state()``).
-    ``output_times`` (s, increasing, shared by every point; the last is the end time):
-    where each point's state is saved, from its dense output (default:
-    ``settings.output_times()``).
+    ``output_times`` (s, increasing; the last is the end time): where each point's state
+    is saved, from its dense output; shape ``[times]``, shared by every point (default:
+    ``settings.output_times()``), or ``[points, times]``, each point's own, loaded into a
+    lane with its point (its mechanism and initial state), so each point ends at its own
+    last output time (e.g. a stroboscopic section at each point's driver period).
     Planar and spatial mechanisms alike (:class:`~model.mechanics.interface.AbstractMechanism`).
     Points are taken in order: put those expected to take longest first to shorten the
     tail. Pure JAX; jit it (``settings`` and ``lanes`` static).
@@ -239,19 +267,22 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     y0s = jax.vmap(lambda m: m.initial_state())(mechanisms) if y0s is None else y0s
     y0s = mechanisms.flatten(y0s)  # [points, n]
     output_times = settings.output_times() if output_times is None else jnp.asarray(output_times, jnp.float64)
-    t1_clip_floor = output_times[-1]
-    for _ in range(100):
-        t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
+    per_point = output_times.ndim == 2
+    if per_point and output_times.shape[0] != num_points:
+        raise ValueError(f"output_times of shape {output_times.shape}: expected [times] or [points = {num_points}, "
+                         f"times]")
+    shared = None if per_point else output_times
     # the lanes' while loop has no reverse mode, so the lean explicit stage loop serves
     integrator = _Integrator(settings, _wrapped_terms(settings),
                              with_projection(make_solver(settings, mechanism=mechanisms, reverse_differentiable=False),
                                              settings, mechanisms),
-                             output_times, t1_clip_floor)
+                             shared, None if per_point else _end_floor(output_times[-1]))
 
     def point_inputs(indices):
         clamped = jnp.minimum(indices, num_points - 1)
         return (jax.tree_util.tree_map(lambda leaf: leaf[clamped], mechanisms),
-                jax.tree_util.tree_map(lambda leaf: leaf[clamped], y0s))
+                jax.tree_util.tree_map(lambda leaf: leaf[clamped], y0s),
+                output_times[clamped] if per_point else None)
 
     def save(lane_state: _Lane, saves: _Saves, ys: Float[Array, "points times n"]) -> Float[Array, "points times n"]:
         """Write the output times each lane's last step passed into ``ys[point, index]``."""
@@ -301,7 +332,7 @@ def solve_ensemble(mechanisms: AbstractMechanism, settings: SolverSettings, lane
     first = jnp.arange(lanes)
     lane_state = jax.vmap(integrator.start)(first, *point_inputs(first))
     ys = jax.tree_util.tree_map(
-        lambda leaf: jnp.full((num_points, output_times.size) + leaf.shape[1:], jnp.inf, leaf.dtype), y0s)
+        lambda leaf: jnp.full((num_points, output_times.shape[-1]) + leaf.shape[1:], jnp.inf, leaf.dtype), y0s)
     peaks = jax.tree_util.tree_map(lambda leaf: jnp.zeros((num_points,) + leaf.shape[1:], leaf.dtype),
                                    lane_state.peaks)
     stats = (tuple(jnp.zeros(num_points, jnp.int64) for _ in range(3)), peaks)

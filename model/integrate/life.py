@@ -34,6 +34,7 @@ from ..contact.wear import ArchardWear
 from ..geometry.worn import WornBore
 from ..mechanics.mechanism import Mechanism
 from ..mechanics.spatial import SpatialMechanism
+from ..mechanics.tree import TreeMechanism
 from ..window import MetricsWindow
 from .settings import SolverSettings
 from .solve import simulate_with_wear
@@ -87,7 +88,10 @@ class LifeHistory(eqx.Module):
 def with_clearance_joint(mechanism: Mechanism | SpatialMechanism, joint: int, **changes) -> Mechanism | SpatialMechanism:
     """``mechanism`` with clearance joint ``joint``'s fields ``changes`` replaced (a spatial
     mechanism holds its cylindrical clearance joints, first among its clearance joints, in
-    ``cylindrical_joints``)."""
+    ``cylindrical_joints``; a :class:`~model.mechanics.tree.TreeMechanism` holds them in the
+    absolute description it wraps)."""
+    if isinstance(mechanism, TreeMechanism):
+        return dataclasses.replace(mechanism, absolute=with_clearance_joint(mechanism.absolute, joint, **changes))
     field = "cylindrical_joints" if isinstance(mechanism, SpatialMechanism) else "clearance_joints"
     joints = list(getattr(mechanism, field))
     joints[joint] = dataclasses.replace(joints[joint], **changes)
@@ -109,10 +113,14 @@ def simulate_life(mechanism: Mechanism, settings: SolverSettings, wear: ArchardW
     peaks count ``t >= wear.start_time`` (the mechanism's metrics window is replaced).
     ``y0``: every pass's initial state, or a function of the pass's mechanism (its joint
     worn to the pass's profile) returning it, e.g. to seat a journal in the worn bore
-    (default: the mechanism's consistent initial state). A planar :class:`~model.Mechanism`
-    on the absolute engine."""
-    mechanism = dataclasses.replace(mechanism, metrics_window=MetricsWindow(
-        skip=jnp.asarray(wear.start_time, float), revolutions=jnp.asarray(0.0)))
+    (default: the mechanism's consistent initial state). A planar mechanism on either
+    engine (:class:`~model.Mechanism`, :class:`~model.mechanics.tree.TreeMechanism`)."""
+    window = MetricsWindow(skip=jnp.asarray(wear.start_time, float), revolutions=jnp.asarray(0.0))
+    if isinstance(mechanism, TreeMechanism):
+        mechanism = dataclasses.replace(mechanism, absolute=dataclasses.replace(mechanism.absolute,
+                                                                                metrics_window=window))
+    else:
+        mechanism = dataclasses.replace(mechanism, metrics_window=window)
     clearance = mechanism.clearance_joints[wear.joint].clearance
 
     def one_pass(carry, _):

@@ -35,6 +35,7 @@ from ..mechanics.forces import joint_kinematics, worn_contact
 from ..mechanics.interface import AbstractMechanism
 from ..mechanics.spatial.forces import cylinder_kinematics, worn_slices
 from ..mechanics.spatial.joints import CylindricalClearanceJoint
+from ..mechanics.tree import TreeMechanism
 from .wrapped_solver import AbstractDelegatingSolver
 
 _GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(3)
@@ -54,7 +55,8 @@ def wear_rates(wear: ArchardWear, mechanism: AbstractMechanism, t, flat_state: F
     contact's normal force (an oil film's share of the load wears nothing); a cylindrical
     joint's ``F |v_t|`` is the sum over its slices."""
     joint = mechanism.clearance_joints[wear.joint]
-    state = mechanism.unflatten(flat_state)
+    # the joint engine's state is joint coordinates: the contact reads the absolute motion
+    state = mechanism.absolute_state(flat_state) if isinstance(mechanism, TreeMechanism) else mechanism.unflatten(flat_state)
     if isinstance(joint, CylindricalClearanceJoint):
         rate, power = _slice_rates(wear, mechanism, joint, state)
     else:
@@ -113,8 +115,8 @@ def wear_after_step(accumulated: WearAccumulation, wear: ArchardWear, mechanism:
 class WearTracking(AbstractDelegatingSolver):
     """Wraps a diffrax solver and carries a :class:`WearAccumulation` in its solver state,
     so that it reduces exactly the accepted steps (diffrax keeps a step's solver state only
-    when the step is accepted). ``args`` of the solve must be the absolute-coordinate
-    mechanism (planar ``Mechanism`` or ``SpatialMechanism``) and the state its flat vector; read the
+    when the step is accepted). ``args`` of the solve must be the mechanism (planar
+    ``Mechanism``, ``TreeMechanism`` or ``SpatialMechanism``) and the state its flat vector; read the
     result with ``SaveAt(solver_state=True)`` and :meth:`split`."""
 
     solver: diffrax.AbstractSolver

@@ -57,6 +57,21 @@ def _fixed(q, joint: FixedJoint) -> Float[Array, "3"]:
     return jnp.concatenate([p_j - p_i, (angle_j - angle_i - joint.angle)[None]])
 
 
+_JOINT_ROWS = {"revolute": _revolute, "prismatic": _prismatic, "fixed": _fixed}
+
+
+def joint_constraints(mechanism: Mechanism, q: Float[Array, " coords"], joints: tuple[tuple[str, int], ...]
+                      ) -> Float[Array, " m"]:
+    """The rows of :func:`constraints` of the listed ideal joints only, ``(kind, index)``
+    each (``kind``: ``"revolute"``, ``"prismatic"`` or ``"fixed"``, ``index`` into the
+    mechanism's joints of that kind), in that order: the cut joints of a kinematic tree
+    (:mod:`model.mechanics.tree`)."""
+    kinds = {"revolute": mechanism.revolute_joints, "prismatic": mechanism.prismatic_joints,
+             "fixed": mechanism.fixed_joints}
+    parts = [_JOINT_ROWS[kind](q, kinds[kind][index]) for kind, index in joints]
+    return jnp.concatenate(parts) if parts else jnp.zeros((0,), q.dtype)
+
+
 def constraints(mechanism: Mechanism, q: Float[Array, " coords"], t: Float[Array, ""]) -> Float[Array, " m"]:
     """All holonomic constraints: ideal joints, then speed drivers."""
     parts = [_revolute(q, joint) for joint in mechanism.revolute_joints]

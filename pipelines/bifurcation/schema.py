@@ -55,10 +55,10 @@ class BifurcationTable(BaseModel):
     lanes: _integer(1) | None = Field(None, description="run the values through this many refilling lanes (count; "
                                                          "model.solve_ensemble): one compiled loop where a lane whose "
                                                          "value ends takes the next, so a slow value holds no other. "
-                                                         "Only for a stroboscopic section without `lyapunov`, "
-                                                         "`continuation` or `hyperplane`, of a parameter that leaves "
-                                                         "the driver period unchanged; absent: one value per call "
-                                                         "(`batch`)")
+                                                         "Each value is sampled at its own section times (a swept "
+                                                         "driver speed included). Only for a stroboscopic section "
+                                                         "without `lyapunov`, `continuation` or `hyperplane`; "
+                                                         "absent: one value per call (`batch`)")
     continuation: Boolean = Field(False, description="start each value from the state the previous value reached at "
                                                      "its last section (numerical continuation in the order of the "
                                                      "values; one value per call), instead of from the base's initial "

@@ -6,8 +6,9 @@ parameter written by :class:`pipelines.build.ParameterMap` (the sweeps' dotted p
 ``jit(vmap(...))`` over batches of ``[bifurcation] batch`` values, the last batch padded
 with copies of its last value (:func:`sweep.run.pad_rows`). With ``[bifurcation] lanes``
 the values run instead through the refilling lanes (:func:`model.solve_ensemble`), which
-save each value's state at the section times (:func:`model.nonlinear.section_times`),
-classified by :func:`model.nonlinear.sampled_section`.
+save each value's state at its own section times (:func:`model.nonlinear.section_times`
+of its mechanism: a swept driver speed changes them), classified by
+:func:`model.nonlinear.sampled_section`.
 """
 
 from __future__ import annotations
@@ -79,28 +80,7 @@ def load_bifurcation(path: str | Path, overrides: Sequence[str] = ()) -> Bifurca
             hyperplane.hyperplane(build_mechanism(base))
         except ValueError as error:
             raise ConfigError(source, f"{KEY}.hyperplane.quantity", str(error)) from None
-    if table.lanes is not None:
-        _check_shared_period(base, table, values, source)
     return BifurcationStudy(table, base, source, values, base.unit_of_path(table.parameter), hyperplane)
-
-
-def _check_shared_period(base: MechanismConfig, table: BifurcationTable, values: np.ndarray, source: str) -> None:
-    """Refuse ``lanes`` when the values change the driver period (the crank speed): the
-    lanes share one set of save times, and the section times follow the period."""
-    import jax
-    import jax.numpy as jnp
-
-    from model.nonlinear import driver_period
-
-    from ..build import ParameterMap, build_mechanism
-
-    mechanism = build_mechanism(base)
-    parameters = ParameterMap(mechanism, [table.parameter], source)
-    periods = np.asarray(jax.vmap(lambda row: driver_period(parameters.apply(mechanism, row)))(jnp.asarray(values[:, None])))
-    if not np.allclose(periods, float(driver_period(mechanism)), rtol=1e-12, atol=0.0):
-        raise ConfigError(source, f"{KEY}.lanes", f"{table.parameter} changes the driver period, so each value has "
-                                                  f"its own section times; lanes need values that share them (a "
-                                                  f"parameter other than the driver speed): remove lanes")
 
 
 def _explicit_solvers():
@@ -168,7 +148,8 @@ LANE_CHUNK = 8  # values per compiled call and lane: the progress bar moves once
 def lanes_function(study: BifurcationStudy):
     """The compiled function of a chunk of values (shape ``(chunk, 1)``) -> the same dict of
     arrays as :func:`section_function`'s, run through ``[bifurcation] lanes`` refilling
-    lanes that save every value's state at the shared section times. The lanes step the
+    lanes that save every value's state at its own section times (each value's driver
+    period, so a swept crank speed runs through the lanes too). The lanes step the
     same explicit solver and controller as :func:`model.nonlinear.mechanism_section` (no
     constraint projection), with its step budget: ``max_steps`` per driver period (and
     one for the phase)."""
@@ -185,10 +166,12 @@ def lanes_function(study: BifurcationStudy):
     intervals = 1 + table.transient_periods + table.periods
     settings = dataclasses.replace(settings, projection_iterations=0, max_steps=settings.max_steps * intervals)
     parameters = ParameterMap(mechanism, [table.parameter], study.source)
-    times = section_times(mechanism, transient_periods=table.transient_periods, periods=table.periods,
-                          phase=table.section)
 
-    def one(varied, states, result):
+    def times_of(varied):
+        return section_times(varied, transient_periods=table.transient_periods, periods=table.periods,
+                             phase=table.section)
+
+    def one(varied, times, states, result):
         sections = varied.flatten(states)
         outcome = sampled_section(varied, times, sections, result == 0, max_period=table.max_period,
                                   period_tolerance=table.period_tolerance)
@@ -197,8 +180,9 @@ def lanes_function(study: BifurcationStudy):
     @jax.jit
     def run(rows):
         mechanisms = jax.vmap(parameters.apply, (None, 0))(mechanism, rows)
+        times = jax.vmap(times_of)(mechanisms)
         solution = solve_ensemble(mechanisms, settings, lanes=table.lanes, output_times=times)
-        return jax.vmap(one)(mechanisms, solution.ys, solution.result)
+        return jax.vmap(one)(mechanisms, times, solution.ys, solution.result)
 
     return run, mechanism
 

@@ -20,6 +20,7 @@ from model.contact.stiffness import effective_modulus
 from model.contact.wear import hertz_half_width_squared
 from model.integrate.life import with_clearance_joint, with_profile
 from model.mechanics.spatial import CylindricalClearanceJoint, SpatialMechanism
+from model.mechanics.tree import TreeMechanism
 
 from ..build import build_mechanism, solver_settings
 from ..config import MechanismConfig, SpatialConfig, load_pipeline_mechanism
@@ -35,7 +36,7 @@ class WearStudy:
 
     file: str
     config: MechanismConfig | SpatialConfig
-    mechanism: model.Mechanism | SpatialMechanism
+    mechanism: model.Mechanism | TreeMechanism | SpatialMechanism
     joint: int
     joint_name: str
     table: WearTable
@@ -87,7 +88,7 @@ class WearStudy:
         """Profile updates over the life: the life loop runs one simulation more (of the final profile)."""
         return math.ceil(self.table.cycles / self.cycles_per_update - 1e-9)
 
-    def with_profile(self, depth: np.ndarray) -> model.Mechanism | SpatialMechanism:
+    def with_profile(self, depth: np.ndarray) -> model.Mechanism | TreeMechanism | SpatialMechanism:
         """The mechanism with the worn joint's bushing at ``depth`` (m per angle bin; per slice
         and bin for a cylindrical joint, any array of :attr:`profile_shape`'s size)."""
         return with_profile(self.mechanism, self.joint, jnp.asarray(np.reshape(depth, self.profile_shape)))
@@ -148,8 +149,9 @@ def load_wear_study(path: str | Path, overrides: tuple[str, ...] | list[str] = (
 def wear_study(file: str, config: MechanismConfig, table: WearTable) -> WearStudy:
     """The study of the ``[wear]`` table ``table`` on the loaded mechanism config ``config``
     of the pipeline file ``file`` (errors name ``wear.KEY`` of that file)."""
-    # absolute engine: the study writes the worn bore into the clearance joint (docs/engine.md)
-    mechanism = build_mechanism(config, "absolute")
+    # the engine of ``simulation.engine``: the worn bore is written into the clearance joint
+    # of the absolute description either engine holds (model.integrate.life.with_profile)
+    mechanism = build_mechanism(config)
     spatial = isinstance(mechanism, SpatialMechanism)
     worn = mechanism.clearance_names[:len(mechanism.cylindrical_joints)] if spatial else mechanism.clearance_names
     kind = "cylindrical clearance joint" if spatial else "revolute clearance joint"

@@ -21,6 +21,7 @@ from tests.helpers import CONFIGS, FLORES, write_sweep
     ("flores_slider_crank.toml", "joint", TreeMechanism),
     ("flores_slider_crank.toml", "absolute", Mechanism),
     ("fourbar_two_clearances.toml", "auto", TreeMechanism),  # the rocker on a free joint
+    ("flores_flexible.toml", "auto", TreeMechanism),  # the rod's segments on free joints
     ("double_link_clearance.toml", "joint", SpatialTreeMechanism),  # each link on an axial joint
     ("double_link_clearance.toml", "auto", SpatialMechanism),  # spatial: absolute unless asked
 ])
@@ -30,7 +31,7 @@ def test_the_engine_the_config_asks_for(name, engine, kind):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("flores_flexible.toml", "does not apply: it has flexible bodies"),
+    ("flexible_cantilever_3d.toml", "does not apply: it has flexible bodies"),
 ])
 def test_joint_engine_where_it_does_not_apply_is_one_config_error(name, message, capsys):
     assert main(["simulate", str(CONFIGS / name), "--set", "simulation.engine=joint", "--no-plots",

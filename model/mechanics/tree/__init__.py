@@ -1,10 +1,12 @@
-"""Joint-coordinate engine for planar and spatial rigid mechanisms (docs/engine.md).
+"""Joint-coordinate engine for planar and spatial mechanisms (docs/engine.md).
 
 The state carries the coordinates of the joints of a kinematic tree rooted at the ground
 (one angle per revolute joint, one slide per prismatic joint, a relative quaternion per
-spherical joint, the body's own pose for a body held only by clearance joints) and their
-velocities; clearance joints are force elements that cut the
-loops, so a tree has no constraint rows, no Baumgarte terms and no drift.
+spherical joint, the body's own pose for a body held only by clearance joints or beam
+elements) and their velocities; clearance joints and beam elements are force elements.
+The ideal joints that close a planar mechanism's loops are cut: their constraint rows alone
+are enforced (Schur complement, Baumgarte terms, projection); a tree without them has no
+constraint rows and no drift.
 """
 
 from .mechanism import TreeMechanism as TreeMechanism

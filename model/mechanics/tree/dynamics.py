@@ -15,7 +15,20 @@ forward-mode derivatives of the forward kinematics; ``H`` is factorised by the u
 Cholesky of :func:`model.mechanics.linalg.spd_solve`, which vectorises across lanes.
 
 A speed driver's torque is the generalised force its prescribed coordinate needs,
-``tau = J_p^T (M qdd - Q)`` (the ideal joints of the tree do no virtual work).
+``tau = J_p^T (M qdd - Q + Phi_q^T lambda)`` (the ideal joints of the tree do no virtual
+work; the cut joints' reactions do).
+
+Cut joints (:attr:`~.topology.Topology.cuts`, the ideal joints that close loops) keep their
+constraint rows ``Phi(q(z, p)) = 0`` (:func:`model.mechanics.constraints.joint_constraints`,
+the absolute engine's rows of those joints). With ``G = Phi_q J`` the equations become the
+small augmented system (Jalón & Bayo 1994, ch. 5; Nikravesh 1988 for the multipliers)
+
+    ``[[H, G^T], [G, 0]] [zdd; lambda] = [J^T (Q - M c); gamma]``,
+
+``gamma = -Phi_q c - (Phi_q qd)_q qd - 2 alpha dPhi/dt - beta^2 Phi`` with Baumgarte's
+(1972) terms of the absolute engine, solved by the Schur complement on the cut rows:
+``(G H^-1 G^T) lambda = G H^-1 J^T (Q - M c) - gamma``. ``lambda`` are the absolute
+engine's multipliers of the cut joints' rows (``M qdd = Q - Phi_q^T lambda``).
 """
 
 from __future__ import annotations
@@ -24,15 +37,17 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
+from ..constraints import joint_constraints
 from ..dynamics import State, mass_diagonal
-from ..linalg import spd_solve
+from ..linalg import UNROLLED_CHOLESKY_MAX, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics
-from .topology import Topology
+from .topology import Topology, diagonal_coordinates
 
 
 class TreeState(NamedTuple):
@@ -56,6 +71,7 @@ class TreeEvaluation(NamedTuple):
     qdd: Float[Array, " coords"]
     contact: ContactState
     driver_torques: Float[Array, " drivers"]
+    multipliers: Float[Array, " cut_rows"]  # the cut joints' rows (N, N m)
 
 
 def prescribed_rates(mechanism: Mechanism, topology: Topology) -> Float[Array, " drivers"]:
@@ -79,26 +95,113 @@ def absolute_motion(mechanism: Mechanism, topology: Topology, state: TreeState):
     return q, qd, convective
 
 
+def joint_jacobians(mechanism: Mechanism, topology: Topology, z, p):
+    """``(J, J_p)``: the absolute coordinates' derivatives with respect to ``z`` and ``p``."""
+    return jax.jacfwd(lambda z_, p_: forward_kinematics(mechanism, topology, z_, p_), argnums=(0, 1))(z, p)
+
+
+def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> Float[Array, "n n"]:
+    """``H = J^T M J`` (kg, kg m, kg m^2 by coordinate)."""
+    return jacobian.T @ (jacobian * mass_diagonal(mechanism)[:, None])
+
+
+def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Array, "coords n"],
+                  rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``H^-1 rhs`` with ``H = J^T M J``: the unrolled Cholesky of
+    :func:`~model.mechanics.linalg.spd_solve` up to its size ``UNROLLED_CHOLESKY_MAX``.
+    Above it (a flexible body's segments), the coordinates of childless free joints
+    (:func:`~.topology.diagonal_coordinates`) have only their diagonal entry in ``H``, so
+    they are divided by it, and the others are solved on their block alone, so that the
+    factorised system stays the size of the mechanism's rigid part."""
+    diagonal = diagonal_coordinates(topology)
+    if not diagonal or topology.size <= UNROLLED_CHOLESKY_MAX:
+        return spd_solve(joint_inertia(mechanism, jacobian), rhs)
+    mass = mass_diagonal(mechanism)
+    picked = np.asarray(diagonal)
+    entries = jnp.sum(jacobian[:, picked] ** 2 * mass[:, None], axis=0)
+    solution = jnp.zeros_like(rhs).at[picked].set(rhs[picked] / entries.reshape((-1,) + (1,) * (rhs.ndim - 1)))
+    dense = np.asarray([k for k in range(topology.size) if k not in diagonal], dtype=int)
+    if dense.size:
+        solution = solution.at[dense].set(spd_solve(joint_inertia(mechanism, jacobian[:, dense]), rhs[dense]))
+    return solution
+
+
+def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]) -> Float[Array, " m"]:
+    """``Phi``: the cut joints' constraint rows at the absolute coordinates ``q`` (m, rad)."""
+    return joint_constraints(mechanism, q, topology.cuts)
+
+
+def _cut_rows(mechanism: Mechanism, topology: Topology, q, qd, convective, jacobian):
+    """``(Phi_q, G = Phi_q J, gamma)`` of the cut joints (module docstring)."""
+    rows = lambda q_: cut_constraints(mechanism, topology, q_)  # noqa: E731
+    rate_along = lambda q_: jax.jvp(rows, (q_,), (qd,))[1]  # noqa: E731
+    phi, rate = jax.jvp(rows, (q,), (qd,))
+    _, curvature = jax.jvp(rate_along, (q,), (qd,))
+    cut_jacobian = jax.jacfwd(rows)(q)
+    alpha, beta = mechanism.baumgarte_alpha, mechanism.baumgarte_beta
+    gamma = -(cut_jacobian @ convective + curvature) - 2.0 * alpha * rate - beta**2 * phi
+    return cut_jacobian, cut_jacobian @ jacobian, gamma
+
+
 def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> TreeEvaluation:
-    """Joint accelerations, absolute kinematics, contact state and driver torques."""
+    """Joint accelerations, absolute kinematics, contact state, driver torques and the
+    cut joints' multipliers."""
     q, qd, convective = absolute_motion(mechanism, topology, state)
     generalised_contact, contact = contact_forces(mechanism, q, qd, state.impact_memory)
     applied = gravity_and_torques(mechanism, q) + generalised_contact + structural_and_load_forces(mechanism, q, qd)
     mass = mass_diagonal(mechanism)
-    jacobian, driver_jacobian = jax.jacfwd(
-        lambda z, p: forward_kinematics(mechanism, topology, z, p), argnums=(0, 1))(state.z, state.prescribed)
+    jacobian, driver_jacobian = joint_jacobians(mechanism, topology, state.z, state.prescribed)
+    multipliers, reaction = jnp.zeros((0,), q.dtype), None
     if topology.size:
-        weighted = jacobian * mass[:, None]
-        inertia = jacobian.T @ weighted
-        zdd = spd_solve(inertia, jacobian.T @ (applied - mass * convective))
+        rhs = jacobian.T @ (applied - mass * convective)
+        if topology.cuts:
+            cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, q, qd, convective, jacobian)
+            # one factorisation of H for H^-1 [rhs, G^T], then the Schur complement
+            solved = inertia_solve(mechanism, topology, jacobian, jnp.concatenate([rhs[:, None], coupling.T], axis=1))
+            unconstrained, spread = solved[:, 0], solved[:, 1:]
+            multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
+            zdd = unconstrained - spread @ multipliers
+            reaction = cut_jacobian.T @ multipliers
+        else:
+            zdd = inertia_solve(mechanism, topology, jacobian, rhs)
         qdd = jacobian @ zdd + convective
     else:
         zdd, qdd = jnp.zeros((0,), q.dtype), convective
-    driving = driver_jacobian.T @ (mass * qdd - applied)
+    # the cut joints' reactions -Phi_q^T lambda act on the bodies like applied forces
+    inertial = mass * qdd - applied if reaction is None else mass * qdd - applied + reaction
+    driving = driver_jacobian.T @ inertial
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), q.dtype)
-    return TreeEvaluation(zdd, q, qd, qdd, contact, driver_torques)
+    return TreeEvaluation(zdd, q, qd, qdd, contact, driver_torques, multipliers)
+
+
+def project_state(mechanism: Mechanism, topology: Topology, state: TreeState, iterations: int = 1) -> TreeState:
+    """``state`` moved back onto the cut joints' constraints: ``iterations`` Gauss-Newton
+    steps on ``Phi(q(z, p)) = 0`` for ``z``, then ``zd`` onto ``dPhi/dt = 0``, both the
+    correction of least kinetic-energy norm ``-H^-1 G^T (G H^-1 G^T)^-1 r`` (the metric of
+    the absolute engine's projection, Bayo & Ledesma 1996, Blajer 2002: the kinetic energy
+    is ``zd^T H zd / 2``), with ``G`` and ``H`` taken once at the given state. The
+    prescribed coordinates, impact memory and driver work are kept."""
+    if not (topology.cuts and topology.size):
+        return state
+    p, pd = state.prescribed, prescribed_rates(mechanism, topology)
+
+    def rows(z, p_):
+        return cut_constraints(mechanism, topology, forward_kinematics(mechanism, topology, z, p_))
+
+    jacobian, _ = joint_jacobians(mechanism, topology, state.z, p)
+    coupling = jax.jacfwd(rows)(state.z, p)
+    spread = inertia_solve(mechanism, topology, jacobian, coupling.T)
+
+    def correction(residual):
+        return -spread @ spd_solve(coupling @ spread, residual)
+
+    z = state.z
+    for _ in range(iterations):
+        z = z + correction(rows(z, p))
+    rate = jax.jvp(rows, (z, p), (state.zd, pd))[1]
+    return state._replace(z=z, zd=state.zd + correction(rate))
 
 
 def vector_field(mechanism: Mechanism, topology: Topology, state: TreeState) -> TreeState:

@@ -1,4 +1,4 @@
-"""A planar rigid mechanism integrated in the joint coordinates of its kinematic tree.
+"""A planar mechanism integrated in the joint coordinates of its kinematic tree.
 
 :class:`TreeMechanism` wraps the absolute description (:class:`~model.mechanics.mechanism.Mechanism`:
 bodies, joints, clearance joints, drivers, every parameter an array leaf) with its static
@@ -20,7 +20,8 @@ from jaxtyping import Array, Float
 from ..dynamics import State
 from ..mechanism import Mechanism
 from ..interface import AbstractMechanism
-from .dynamics import TreeState, absolute_state, flatten_state, prescribed_rates, unflatten_state, vector_field
+from .dynamics import (TreeState, absolute_state, flatten_state, prescribed_rates, project_state, unflatten_state,
+                       vector_field)
 from .kinematics import forward_kinematics, joint_coordinates
 from .topology import Topology, tree_topology
 
@@ -28,9 +29,11 @@ from .topology import Topology, tree_topology
 class TreeMechanism(AbstractMechanism):
     """``absolute`` integrated in joint coordinates (see the module docstring).
 
-    There are no constraint rows: :meth:`project` returns the state unchanged. The
-    outputs (trajectories, joint reactions, the ideal-joint twin of :meth:`idealised`) are
-    those of the absolute description at the absolute state of :meth:`absolute_state`.
+    The only constraint rows are the cut joints' (ideal joints that close loops,
+    :attr:`Topology.cuts`): without them :meth:`project` returns the state unchanged. The
+    outputs (trajectories, joint reactions) are those of the absolute description at the
+    absolute state of :meth:`absolute_state`; the ideal-joint twin (:meth:`idealised`) is
+    again a :class:`TreeMechanism`, its closed loops cut.
     """
 
     dimension: ClassVar[int] = 2
@@ -62,9 +65,16 @@ class TreeMechanism(AbstractMechanism):
 
     @property
     def constrained(self) -> bool:
-        """``False``: a tree's joint coordinates satisfy its joints by construction, so a
-        solve does not project (nor re-evaluate the field after a projection)."""
-        return False
+        """Whether there are cut joints: a tree's joint coordinates satisfy its own joints
+        by construction, so without cuts a solve does not project (nor re-evaluate the
+        field after a projection); with cuts it projects onto their rows."""
+        return bool(self.topology.cuts)
+
+    def idealised(self, with_offsets: bool = False) -> "TreeMechanism":
+        """The ideal-joint twin (every clearance joint an ideal revolute joint, with
+        ``with_offsets`` held at its initial eccentricity) on this engine: the pins that
+        close loops are cut (:func:`~.topology.tree_topology`)."""
+        return tree_mechanism(self.absolute.idealised(with_offsets))
 
     def _sizes(self) -> tuple[int, int, int, int]:
         return (self.topology.size, self.absolute.memory_size, len(self.topology.speed_drivers),
@@ -89,12 +99,16 @@ class TreeMechanism(AbstractMechanism):
         return vector_field(self.absolute, self.topology, state)
 
     def project_state(self, t, state: TreeState, iterations: int = 1) -> TreeState:
-        """The identity: a tree's coordinates satisfy its joints by construction."""
-        return state
+        """``state`` onto the cut joints' rows (:func:`~.dynamics.project_state`); the
+        identity without cuts (a tree's coordinates satisfy its joints by construction)."""
+        return project_state(self.absolute, self.topology, state, iterations)
 
     def project(self, t, flat: Float[Array, " n"], iterations: int = 1) -> Float[Array, " n"]:
-        """The identity (:meth:`project_state`), without the round trip through the state."""
-        return flat
+        """:meth:`project_state` on the flat state; without cuts the identity, without the
+        round trip through the state."""
+        if not self.topology.cuts:
+            return flat
+        return self.flatten(self.project_state(t, self.unflatten(flat), iterations))
 
     def absolute_state(self, flat: Float[Array, " n"]) -> State:
         """The absolute coordinates, velocities, impact memory and driver work of ``flat``."""
@@ -124,10 +138,10 @@ class TreeMechanism(AbstractMechanism):
 
 
 def tree_mechanism(mechanism) -> TreeMechanism:
-    """``mechanism`` (planar or spatial) on the joint-coordinate engine
-    (:class:`~.spatial_mechanism.SpatialTreeMechanism` for a spatial one);
-    :class:`~.topology.UnsupportedMechanism` when it is not a rigid tree once its
-    clearance joints are cut (:func:`~.topology.tree_topology`)."""
+    """``mechanism`` (planar or spatial) on the joint-coordinate engine, a planar one's
+    closed loops of ideal joints cut (:class:`~.spatial_mechanism.SpatialTreeMechanism` for a
+    spatial one); :class:`~.topology.UnsupportedMechanism` where the engine does not apply
+    (:func:`~.topology.tree_topology`)."""
     if mechanism.dimension == 3:
         from .spatial_mechanism import SpatialTreeMechanism  # noqa: PLC0415 (it subclasses TreeMechanism)
 

@@ -46,6 +46,17 @@ class SpatialTreeMechanism(TreeMechanism):
     def vector_field(self, t, state: TreeState) -> TreeState:
         return vector_field(self.absolute, self.topology, state)
 
+    def project_state(self, t, state: TreeState, iterations: int = 1) -> TreeState:
+        """The identity: a spatial tree has no cut joints, its coordinates satisfy its
+        joints by construction."""
+        return state
+
+    def idealised(self, with_offsets: bool = False):
+        """The ideal-joint twin on the absolute engine
+        (:meth:`~model.mechanics.spatial.SpatialMechanism.idealised`): a clearance joint made
+        ideal closes a loop, which a spatial tree does not cut."""
+        return self.absolute.idealised(with_offsets)
+
     def state_absolute(self, state: TreeState) -> SpatialState:
         return absolute_state(self.absolute, self.topology, state)
 

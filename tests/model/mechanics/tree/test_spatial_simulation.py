@@ -115,8 +115,8 @@ def runs(name: str):
 @pytest.mark.parametrize("name", [FLORES_3D, DOUBLE_LINK])
 def test_peaks_match_the_absolute_engine(name):
     """Peak contact force, peak penetration, first impact time and velocity, the bodies'
-    peak accelerations and the sampled positions agree with the absolute engine's to 1e-5
-    at rtol 1e-8; the joint engine's trajectory satisfies the absolute joint rows to
+    peak accelerations, the sampled positions, normal forces and ideal joints' reactions
+    agree with the absolute engine's to 1e-5 at rtol 1e-8; the joint engine's trajectory satisfies the absolute joint rows to
     rounding (no drift), where the absolute engine's drift is held by projection."""
     joint, absolute_run = runs(name)["joint"], runs(name)["absolute"]
     assert int(joint.result) == 0 and int(absolute_run.result) == 0
@@ -128,6 +128,11 @@ def test_peaks_match_the_absolute_engine(name):
                                atol=1e-5 * float(jnp.max(absolute_run.peaks.max_abs_acceleration)))
     np.testing.assert_allclose(joint.body_positions, absolute_run.body_positions, rtol=0,
                                atol=1e-5 * float(jnp.max(jnp.abs(absolute_run.body_positions))))
+    np.testing.assert_allclose(joint.normal_force, absolute_run.normal_force, rtol=0,
+                               atol=1e-5 * float(jnp.max(absolute_run.normal_force)))
+    if absolute_run.joint_reactions.size:  # the ideal joints' reactions (none in the double link)
+        np.testing.assert_allclose(joint.joint_reactions, absolute_run.joint_reactions, rtol=0,
+                                   atol=1e-5 * float(jnp.max(jnp.abs(absolute_run.joint_reactions))))
     assert float(jnp.max(joint.constraint_violation)) < 1e-13
 
 

@@ -1,7 +1,9 @@
 """The kinematic tree found from a planar mechanism (model/mechanics/tree/topology.py)."""
 
+import jax.numpy as jnp
 import pytest
 
+from model.mechanics import GROUND, Driver, Mechanism, RevoluteJoint
 from model.mechanics.tree import UnsupportedMechanism, tree_topology
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
@@ -30,14 +32,26 @@ def test_a_body_held_only_by_clearance_joints_gets_a_free_joint():
                                 for joint in topology.joints if joint.prescribed is None)
 
 
-def test_a_closed_loop_of_ideal_joints_is_refused():
-    """The ideal-joint twin of the slider-crank (the pin made ideal) closes a loop."""
-    with pytest.raises(UnsupportedMechanism, match="loop"):
-        tree_topology(absolute("flores_slider_crank.toml").idealised())
+def test_a_closed_loop_of_ideal_joints_is_cut():
+    """The ideal-joint twin of the slider-crank (the pin made ideal, appended after the two
+    revolute joints) closes a loop: the walk places crank, slider and conrod as before and
+    cuts the pin, whose rows then constrain the two coordinates."""
+    twin = absolute("flores_slider_crank.toml").idealised()
+    topology = tree_topology(twin)
+    assert topology.cuts == (("revolute", len(twin.revolute_joints) - 1),)
+    assert topology.size == 2 and len(topology.joints) == 3
+    assert tree_topology(absolute("flores_slider_crank.toml")).cuts == ()
 
 
-def test_flexible_bodies_stay_on_the_absolute_engine():
-    mechanism = absolute("flores_flexible.toml")
-    with pytest.raises(UnsupportedMechanism, match="flexible"):
+def test_a_speed_driven_joint_that_would_be_cut_is_refused():
+    """Two bodies, each pinned to the ground, joined by a driven pin: the walk reaches both
+    from the ground first, so the driven pin would close the loop."""
+    a = lambda *v: jnp.asarray(v, dtype=jnp.float64)  # noqa: E731
+    pin = lambda i, j: RevoluteJoint(i, j, a(0.0, 0.0), a(0.0, 0.0))  # noqa: E731
+    mechanism = Mechanism(masses=a(1.0, 1.0), inertias=a(1.0, 1.0), gravity=a(0.0, 0.0),
+                          initial_positions=a(0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+                          revolute_joints=(pin(0, 1), pin(GROUND, 0), pin(GROUND, 1)), prismatic_joints=(),
+                          fixed_joints=(), clearance_joints=(),
+                          drivers=(Driver(0, "constant_speed", a(1.0)[0], a(0.0)[0], a(0.0)[0]),))
+    with pytest.raises(UnsupportedMechanism, match="speed-driven"):
         tree_topology(mechanism)
-    assert type(build_mechanism(load_mechanism(CONFIGS / "flores_flexible.toml"))) is type(mechanism)

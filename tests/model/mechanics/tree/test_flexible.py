@@ -1,0 +1,80 @@
+"""Flexible bodies on the joint-coordinate engine: a body's segments are bodies of the tree
+(the one an ideal joint places hangs on it, the others get free joints), its beam elements
+force elements. A Flores slider-crank whose conrod has five beam elements (17 coordinates: above
+the unrolled Cholesky's size, so the free segments' diagonal entries are divided out), at
+one deformed, moving state, against the absolute engine (one compiled program). Whole runs:
+``test_flexible_simulation.py`` (``validation``)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import model
+from model.mechanics.linalg import UNROLLED_CHOLESKY_MAX, spd_solve
+from model.mechanics.tree.dynamics import TreeState, evaluate, inertia_solve, joint_inertia, joint_jacobians
+from model.mechanics.tree.kinematics import joint_coordinates
+from model.mechanics.tree.topology import diagonal_coordinates
+from pipelines.build import build_mechanism
+from pipelines.config import load_mechanism
+from tests.helpers import CONFIGS, write_variant
+
+FLEXIBLE = CONFIGS / "flores_flexible.toml"
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """The Flores slider-crank with a conrod of five beam elements, on the joint engine."""
+    path = write_variant(tmp_path_factory.mktemp("flexible"), FLEXIBLE, "segments = 10", "segments = 5",
+                         "five_elements.toml")
+    return build_mechanism(load_mechanism(path), "joint")
+
+
+def test_segments_not_placed_by_an_ideal_joint_get_free_joints(tree):
+    """Five elements, six segments: the first on the crank pin, five free (fifteen
+    coordinates, each with only its diagonal entry in H); the slider on its guide."""
+    topology = tree.topology
+    segments = tree.beam_chains[0].segments
+    kinds = {joint.body: joint.kind for joint in topology.joints}
+    assert [kinds[body] for body in segments] == ["revolute"] + ["free"] * 5
+    assert len(diagonal_coordinates(topology)) == 15
+    assert topology.size == 15 + 2 > UNROLLED_CHOLESKY_MAX and topology.cuts == ()
+
+
+@pytest.fixture(scope="module")
+def values(tree):
+    """The five-element rod: its configured pose in joint coordinates with every free
+    coordinate moved (bending and stretching the elements), moving with disturbed rates
+    and the crank's speed; the joint engine's evaluation there, the absolute engine's at
+    the same absolute state (at the time its driver row holds), and H^-1 of a vector by
+    the structured solve and by a dense LAPACK solve of H (two columns)."""
+
+    @jax.jit
+    def evaluations(tree):
+        z, p = joint_coordinates(tree.absolute, tree.topology, tree.absolute.initial_positions)
+        wiggle = jnp.sin(1.0 + jnp.arange(tree.topology.size))
+        zero = jnp.zeros((), z.dtype)
+        state = TreeState(z + 2e-5 * wiggle, 0.05 * wiggle, jnp.zeros(len(tree.clearance_joints)), zero, p)
+        absolute = tree.absolute_state(tree.flatten(state))
+        t = (p[0] - tree.drivers[0].angle) / tree.drivers[0].speed
+        jacobian, _ = joint_jacobians(tree.absolute, tree.topology, state.z, state.prescribed)
+        columns = jnp.stack([wiggle, jnp.cos(wiggle)], axis=1)  # as H^-1 [rhs, G^T] of cut joints
+        solves = (inertia_solve(tree.absolute, tree.topology, jacobian, columns),
+                  spd_solve(joint_inertia(tree.absolute, jacobian), columns))
+        return (evaluate(tree.absolute, tree.topology, state), model.evaluate(tree.absolute, t, absolute), solves,
+                model.mechanics.constraints(tree.absolute, absolute.q, t))
+
+    return tree, evaluations(tree)
+
+
+def test_a_deformed_flexible_rod_moves_as_on_the_absolute_engine(values):
+    """Elastic, damping and inertial forces of the bent rod: every body's acceleration and
+    the crank's driver torque equal the absolute engine's (multipliers on all coordinates,
+    an independent formulation); the structured solve of H equals the dense one."""
+    _, (joint, absolute, (structured, dense), rows) = values
+    assert float(jnp.max(jnp.abs(rows))) < 1e-15  # the ideal joints hold by construction
+    scale = float(jnp.max(jnp.abs(absolute.acceleration)))
+    assert scale > 1e4  # m/s^2: the elements push hard
+    np.testing.assert_allclose(joint.qdd, absolute.acceleration, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(joint.driver_torques, absolute.driver_torques, rtol=1e-8)
+    np.testing.assert_allclose(structured, dense, rtol=1e-13)
