@@ -128,8 +128,9 @@ def test_peaks_match_the_absolute_engine(name):
                                atol=1e-5 * float(jnp.max(absolute_run.peaks.max_abs_acceleration)))
     np.testing.assert_allclose(joint.body_positions, absolute_run.body_positions, rtol=0,
                                atol=1e-5 * float(jnp.max(jnp.abs(absolute_run.body_positions))))
+    # the sampled forces on the scale of the peak force (the samples miss the impacts' peaks)
     np.testing.assert_allclose(joint.normal_force, absolute_run.normal_force, rtol=0,
-                               atol=1e-5 * float(jnp.max(absolute_run.normal_force)))
+                               atol=1e-5 * float(jnp.max(absolute_run.peaks.max_normal_force)))
     if absolute_run.joint_reactions.size:  # the ideal joints' reactions (none in the double link)
         np.testing.assert_allclose(joint.joint_reactions, absolute_run.joint_reactions, rtol=0,
                                    atol=1e-5 * float(jnp.max(jnp.abs(absolute_run.joint_reactions))))
