@@ -29,7 +29,8 @@ from benchmarks import harness
 REPOSITORY = Path(__file__).resolve().parents[1]
 MODELS = {
     "flores": ("configs/flores_slider_crank.toml", []),
-    "spatial": ("configs/flores_slider_crank_3d.toml", []),
+    "spatial": ("configs/flores_slider_crank_3d.toml", ["simulation.engine=absolute"]),
+    "spatial-joint": ("configs/flores_slider_crank_3d.toml", ["simulation.engine=joint"]),
     "flexible10": ("configs/flores_flexible.toml", ["bodies.conrod.flexible.segments=10"]),
     "flexible20": ("configs/flores_flexible.toml", ["bodies.conrod.flexible.segments=20"]),
     "flexible40": ("configs/flores_flexible.toml", ["bodies.conrod.flexible.segments=40"]),

@@ -34,7 +34,7 @@ from .build_common import leaf as _array
 from .build_flexible import BodyLayout, point_loads, velocity_targets
 from .build_spatial import build_spatial
 from .config import MechanismConfig
-from .config.spatial import JOINT_ENGINE_IS_PLANAR, SpatialConfig
+from .config.spatial import SpatialConfig
 from .errors import ConfigError
 
 
@@ -69,24 +69,24 @@ def _clearance_joint(config: MechanismConfig, joint, layout) -> ClearanceJoint:
 def build_mechanism(config: MechanismConfig | SpatialConfig, engine: str | None = None
                     ) -> Mechanism | TreeMechanism | SpatialMechanism:
     """The mechanism described by a validated config on the engine ``simulation.engine``
-    names (``engine`` overrides it): for ``dimension = 3`` a
-    :class:`~model.mechanics.spatial.SpatialMechanism` (:func:`pipelines.build_spatial.build_spatial`);
-    a planar one in joint coordinates (:class:`~model.mechanics.tree.TreeMechanism`) for
-    ``"joint"``, and for ``"auto"`` where that engine applies, else in absolute coordinates
-    (:class:`~model.mechanics.mechanism.Mechanism`)."""
+    names (``engine`` overrides it): in the joint coordinates of its kinematic tree
+    (:class:`~model.mechanics.tree.TreeMechanism`, for ``dimension = 3``
+    :class:`~model.mechanics.tree.SpatialTreeMechanism`) for ``"joint"``, and for
+    ``"auto"`` where that engine applies to a planar config; else in absolute coordinates
+    (:class:`~model.mechanics.mechanism.Mechanism`,
+    :class:`~model.mechanics.spatial.SpatialMechanism` by
+    :func:`pipelines.build_spatial.build_spatial`). ``"auto"`` keeps spatial configs on the
+    absolute engine (docs/engine.md)."""
     engine = engine or config.simulation.engine
-    if isinstance(config, SpatialConfig):
-        if engine == "joint":
-            raise ConfigError(config.source, "simulation.engine", JOINT_ENGINE_IS_PLANAR)
-        return build_spatial(config)
-    mechanism = _build_absolute(config)
-    if engine == "absolute":
+    spatial = isinstance(config, SpatialConfig)
+    mechanism = build_spatial(config) if spatial else _build_absolute(config)
+    if engine == "absolute" or (spatial and engine == "auto"):
         return mechanism
     try:
         return tree_mechanism(mechanism)
     except UnsupportedMechanism as reason:
         if engine == "joint":
-            raise ConfigError(config._source, "simulation.engine",
+            raise ConfigError(config.source, "simulation.engine",
                               f"the joint-coordinate engine does not apply: {reason}") from None
         return mechanism
 
@@ -241,7 +241,7 @@ def _joint_leaf(mechanism, name: str, key: str, path: str, source: str) -> tuple
         raise ConfigError(source, path, f"joint {name!r} has no [lubrication] table")
     if getattr(joint, "palmgren", False) and key == "contact.stiffness":
         raise ConfigError(source, path, 'the joint\'s stiffness is "palmgren" (from its length); vary the length')
-    if not isinstance(mechanism, SpatialMechanism):
+    if not isinstance(getattr(mechanism, "absolute", mechanism), SpatialMechanism):  # the joint engine wraps it
         return tree_leaf(lambda m: getter(m.clearance_joints[index]))
     # through the fields themselves: a spatial ``clearance_joints`` is a derived tuple tree_at cannot write
     cylinders = len(mechanism.cylindrical_joints)

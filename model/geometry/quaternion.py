@@ -79,3 +79,31 @@ def perpendicular_pair(axis: Float[ArrayLike, "3"]) -> tuple[Float[Array, "3"], 
     u = seed - (seed @ axis) * axis
     u = u / jnp.sqrt(u @ u)
     return u, jnp.cross(axis, u)
+
+
+def conjugate(q: Float[ArrayLike, "4"]) -> Float[Array, "4"]:
+    """``conj(q) = [q0, -q1, -q2, -q3]``: the inverse rotation of a unit quaternion."""
+    q = jnp.asarray(q)
+    return jnp.concatenate([q[:1], -q[1:]])
+
+
+def matrix_quaternion(matrix: Float[ArrayLike, "3 3"]) -> Float[Array, "4"]:
+    """The unit quaternion of the rotation ``matrix`` (the inverse of :func:`rotation_matrix`,
+    up to sign), by Shepperd's method (Shepperd 1978): of the four candidate formulas, the
+    one whose square root is largest (at least 1/2), so that it is well conditioned for
+    every rotation. The other candidates' square roots are taken of at least a tiny positive
+    number, so that derivatives stay finite in both modes."""
+    m = jnp.asarray(matrix)
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    squares = jnp.stack([1.0 + trace, 1.0 + 2.0 * m[0, 0] - trace, 1.0 + 2.0 * m[1, 1] - trace,
+                         1.0 + 2.0 * m[2, 2] - trace])  # 4 q_k^2
+    roots = jnp.sqrt(jnp.maximum(squares, 1e-30))
+    a, b, c = m[2, 1] - m[1, 2], m[0, 2] - m[2, 0], m[1, 0] - m[0, 1]
+    d, e, f = m[1, 0] + m[0, 1], m[0, 2] + m[2, 0], m[2, 1] + m[1, 2]
+    candidates = jnp.stack([
+        jnp.stack([roots[0] ** 2, a, b, c]) / (2.0 * roots[0]),
+        jnp.stack([a, roots[1] ** 2, d, e]) / (2.0 * roots[1]),
+        jnp.stack([b, d, roots[2] ** 2, f]) / (2.0 * roots[2]),
+        jnp.stack([c, e, f, roots[3] ** 2]) / (2.0 * roots[3]),
+    ])
+    return candidates[jnp.argmax(squares)]

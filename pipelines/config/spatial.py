@@ -33,7 +33,6 @@ from .mechanism import (
     check_clearance_joint, velocities_field,
 )
 
-JOINT_ENGINE_IS_PLANAR = "the joint-coordinate engine takes planar mechanisms only (dimension = 2)"
 PLANAR_ONLY_TYPES = ("revolute_clearance",)
 MAX_CONTACT_LENGTH = 2.0  # m
 AXIS_TOLERANCE = 1e-3  # |norm - 1| of an axis that is normalised rather than refused
@@ -320,10 +319,8 @@ class SpatialConfig(MechanismBase):
 
     @model_validator(mode="after")
     def _spatial_references(self) -> "SpatialConfig":
-        """The joint engine is planar; tracked points lie on their bodies; a cylindrical
-        clearance joint is no longer than a flexible body it sits on."""
-        if self.simulation.engine == "joint":
-            raise FieldError(["simulation", "engine"], JOINT_ENGINE_IS_PLANAR)
+        """Tracked points lie on their bodies; a cylindrical clearance joint is no longer
+        than a flexible body it sits on."""
         bodies = {body.name: body for body in self.bodies}
         for point in self.tracked_points:
             if point.body not in bodies:

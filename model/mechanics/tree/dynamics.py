@@ -227,8 +227,11 @@ def flatten_state(state: TreeState) -> Float[Array, "... n"]:
                            axis=-1)
 
 
-def unflatten_state(flat: Float[Array, "... n"], size: int, joints: int, drivers: int) -> TreeState:
-    """Inverse of :func:`flatten_state`."""
-    work = 2 * size + joints
-    return TreeState(flat[..., :size], flat[..., size : 2 * size], flat[..., 2 * size : work], flat[..., work],
+def unflatten_state(flat: Float[Array, "... n"], size: int, joints: int, drivers: int,
+                    rates: int | None = None) -> TreeState:
+    """Inverse of :func:`flatten_state`; ``rates``: the entries of ``zd`` (``size`` when None)."""
+    rates = size if rates is None else rates
+    memory = size + rates
+    work = memory + joints
+    return TreeState(flat[..., :size], flat[..., size:memory], flat[..., memory:work], flat[..., work],
                      flat[..., work + 1 : work + 1 + drivers])

@@ -76,8 +76,9 @@ class TreeMechanism(AbstractMechanism):
         close loops are cut (:func:`~.topology.tree_topology`)."""
         return tree_mechanism(self.absolute.idealised(with_offsets))
 
-    def _sizes(self) -> tuple[int, int, int]:
-        return self.topology.size, len(self.absolute.clearance_joints), len(self.topology.speed_drivers)
+    def _sizes(self) -> tuple[int, int, int, int]:
+        return (self.topology.size, self.absolute.memory_size, len(self.topology.speed_drivers),
+                self.topology.rate_size)
 
     def initial_state(self) -> TreeState:
         """The absolute engine's consistent initial state (positions projected onto the
@@ -111,13 +112,17 @@ class TreeMechanism(AbstractMechanism):
 
     def absolute_state(self, flat: Float[Array, " n"]) -> State:
         """The absolute coordinates, velocities, impact memory and driver work of ``flat``."""
-        return absolute_state(self.absolute, self.topology, self.unflatten(flat))
+        return self.state_absolute(self.unflatten(flat))
+
+    def state_absolute(self, state: TreeState) -> State:
+        """:meth:`absolute_state` of the state pytree."""
+        return absolute_state(self.absolute, self.topology, state)
 
     def state_contact_kinematics(self, state: TreeState) -> Float[Array, "2 joints"]:
-        return self.absolute.state_contact_kinematics(absolute_state(self.absolute, self.topology, state))
+        return self.absolute.state_contact_kinematics(self.state_absolute(state))
 
     def state_contact_values(self, state: TreeState) -> Float[Array, "3 joints"]:
-        return self.absolute.state_contact_values(absolute_state(self.absolute, self.topology, state))
+        return self.absolute.state_contact_values(self.state_absolute(state))
 
     def body_accelerations(self, flat: Float[Array, " n"], flat_rate: Float[Array, " n"]
                            ) -> Float[Array, "bodies 2"]:
@@ -132,8 +137,13 @@ class TreeMechanism(AbstractMechanism):
         return qdd.reshape(-1, 3)[:, :2]
 
 
-def tree_mechanism(mechanism: Mechanism) -> TreeMechanism:
-    """``mechanism`` on the joint-coordinate engine, its closed loops of ideal joints cut;
-    :class:`~.topology.UnsupportedMechanism` where the engine does not apply
+def tree_mechanism(mechanism) -> TreeMechanism:
+    """``mechanism`` (planar or spatial) on the joint-coordinate engine, a planar one's
+    closed loops of ideal joints cut (:class:`~.spatial_mechanism.SpatialTreeMechanism` for a
+    spatial one); :class:`~.topology.UnsupportedMechanism` where the engine does not apply
     (:func:`~.topology.tree_topology`)."""
+    if mechanism.dimension == 3:
+        from .spatial_mechanism import SpatialTreeMechanism  # noqa: PLC0415 (it subclasses TreeMechanism)
+
+        return SpatialTreeMechanism(mechanism, tree_topology(mechanism))
     return TreeMechanism(mechanism, tree_topology(mechanism))

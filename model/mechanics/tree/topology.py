@@ -1,9 +1,12 @@
-"""The kinematic tree of a planar mechanism: which joint places which body.
+"""The kinematic tree of a planar or spatial mechanism: which joint places which body.
 
-A breadth-first walk from the ground over the ideal joints (revolute, prismatic, fixed)
-gives every body one parent joint; a body no ideal joint reaches from the ground (held only
-by clearance joints) gets a planar free joint to the ground, and the walk goes on from it.
-An ideal joint whose two bodies the walk has already placed closes a loop: it is cut, and
+One breadth-first walk from the ground over the ideal joints (:func:`walk_tree`; planar:
+revolute, prismatic, fixed; spatial: revolute, prismatic, cylindrical, spherical, fixed and
+the axial hold of a cylindrical clearance joint) gives every body one parent joint; a body
+no ideal joint reaches from the ground (held only by clearance joints) gets a free joint to
+the ground (planar ``x, y, theta``; spatial position and unit quaternion), and the walk
+goes on from it. An ideal joint whose two bodies the walk has already placed closes a loop:
+in the plane it is cut, and
 its constraint rows are enforced on the tree's coordinates (the cut-joint method; Jalón &
 Bayo 1994, ch. 3 and 5; Featherstone 2008, ch. 8, closed loops). Clearance joints are
 force elements and take no part in the tree. A speed driver turns its revolute joint's
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..mechanism import GROUND, Mechanism
+from ..mechanism import GROUND
 
 
 class UnsupportedMechanism(ValueError):
@@ -25,11 +28,16 @@ class UnsupportedMechanism(ValueError):
 class TreeJoint(NamedTuple):
     """The joint that places ``body`` relative to ``parent`` (a body index or ``GROUND``).
 
-    ``kind``: ``"revolute"``, ``"prismatic"``, ``"fixed"`` (``index`` into the mechanism's
-    list of that kind) or ``"free"`` (``index`` -1). ``child_is_j``: whether ``body`` is the
-    joint's ``body_j``. ``coordinate``: the first entry of the joint's coordinates in the
-    free coordinates ``z`` (None: none there); ``prescribed``: the entry of a driven revolute
-    joint's angle in the prescribed coordinates ``p`` (None: not driven).
+    ``kind``: an ideal joint's (``index`` into the mechanism's list of that kind: planar
+    ``revolute_joints``, ``prismatic_joints``, ``fixed_joints``; spatial ``joints``),
+    ``"axial"`` (spatial: a cylindrical clearance joint held axially, ``index`` into
+    ``cylindrical_joints``) or ``"free"`` (``index`` -1). ``child_is_j``: whether ``body`` is
+    the joint's ``body_j`` (an axial joint's journal body). ``coordinate``: the first entry
+    of the joint's coordinates in the free coordinates ``z`` (None: none there);
+    ``prescribed``: the entry of a driven revolute joint's angle in the prescribed
+    coordinates ``p`` (None: not driven); ``rate``: the first entry of its velocities in
+    ``zd`` (``coordinate`` in the plane; a spatial quaternion is four coordinates and three
+    velocities).
     """
 
     body: int
@@ -39,21 +47,27 @@ class TreeJoint(NamedTuple):
     child_is_j: bool
     coordinate: int | None
     prescribed: int | None
+    rate: int | None = None
 
 
 class Topology(NamedTuple):
     """The tree's joints in placing order (each parent before its children), the number
-    of free coordinates, the speed drivers' indices in the order of ``p`` and the cut
+    of free coordinates, the speed drivers' indices in the order of ``p``, the cut
     joints ``(kind, index)`` that close the loops (their rows are the constraints of the
-    tree's coordinates)."""
+    tree's coordinates) and the number of free velocities (``size`` in the plane)."""
 
     joints: tuple[TreeJoint, ...]
     size: int
     speed_drivers: tuple[int, ...]
     cuts: tuple[tuple[str, int], ...] = ()
+    rate_size: int = 0
 
 
-_SIZES = {"revolute": 1, "prismatic": 1, "fixed": 0, "free": 3}
+# (coordinates, velocities) per joint kind: planar, and spatial (a quaternion is four
+# coordinates and an angular velocity's three components)
+PLANAR_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "fixed": (0, 0), "free": (3, 3)}
+SPATIAL_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "cylindrical": (2, 2), "spherical": (4, 3),
+                 "fixed": (0, 0), "axial": (6, 5), "free": (7, 6)}
 
 
 def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
@@ -66,54 +80,104 @@ def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
                  if joint.kind == "free" and joint.body not in parents for k in range(3))
 
 
-def tree_topology(mechanism: Mechanism) -> Topology:
-    """The kinematic tree of ``mechanism`` with the ideal joints that close loops cut;
-    :class:`UnsupportedMechanism` with the reason when a speed-driven joint would be cut. A flexible body's segments are bodies: the one an
-    ideal joint places hangs on it, the others get free joints (the beam elements are
-    force elements)."""
+def tree_topology(mechanism) -> Topology:
+    """The kinematic tree of ``mechanism`` (planar :class:`~model.mechanics.mechanism.Mechanism`,
+    its ideal joints that close loops cut, or spatial
+    :class:`~model.mechanics.spatial.SpatialMechanism`); :class:`UnsupportedMechanism` with
+    the reason when a speed-driven joint would be cut, or, in space, for flexible bodies, a
+    worn bushing, a closed loop of ideal joints or a speed driver on a joint other than a
+    revolute one. A planar flexible body's segments are bodies: the one an ideal joint
+    places hangs on it, the others get free joints (the beam elements are force elements)."""
+    if mechanism.dimension == 3:
+        if mechanism.beam_chains:
+            raise UnsupportedMechanism("it has flexible bodies")
+        if any(joint.wear is not None for joint in mechanism.clearance_joints):
+            raise UnsupportedMechanism("a clearance joint has a worn bushing")
+        edges = [(j.kind, k, j.body_i, j.body_j) for k, j in enumerate(mechanism.joints)] + _axial_edges(mechanism)
+        topology = walk_tree(edges, mechanism.num_bodies, _driven(mechanism, edges), SPATIAL_SIZES)
+        if topology.cuts:
+            kind, index = topology.cuts[0]
+            raise UnsupportedMechanism(f"its ideal joints close a loop (the {kind} joint {index})")
+        return topology
+    edges = ([("revolute", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.revolute_joints)]
+             + [("prismatic", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.prismatic_joints)]
+             + [("fixed", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.fixed_joints)])
+    return walk_tree(edges, mechanism.num_bodies, _driven(mechanism, edges), PLANAR_SIZES)
+
+
+def _driven(mechanism, edges) -> dict[int, int]:
+    """Revolute joint index -> the speed driver acting on it."""
     driven = {}
+    kinds = {index: kind for kind, index, _, _ in edges if kind != "axial"} if mechanism.dimension == 3 else None
     for number, driver in enumerate(mechanism.drivers):
         if driver.kind == "constant_speed":
             if driver.joint in driven:
                 raise UnsupportedMechanism("two speed drivers act on one joint")
+            if kinds is not None and kinds[driver.joint] != "revolute":
+                raise UnsupportedMechanism(f"a speed driver acts on a {kinds[driver.joint]} joint")
             driven[driver.joint] = number
-    edges = ([("revolute", k, j) for k, j in enumerate(mechanism.revolute_joints)]
-             + [("prismatic", k, j) for k, j in enumerate(mechanism.prismatic_joints)]
-             + [("fixed", k, j) for k, j in enumerate(mechanism.fixed_joints)])
+    return driven
+
+
+def _axial_edges(mechanism) -> list[tuple[str, int, int, int]]:
+    """The cylindrical clearance joints held axially (``axial_fixed``) whose axial row the
+    absolute description keeps: each holds its journal on the bearing's cross-section plane,
+    an ideal constraint the tree must carry. A row dropped as implied by the other joints
+    (``kept_rows``, e.g. a planar loop) is satisfied by the tree's other joints."""
+    from ..spatial.constraints import ROWS  # noqa: PLC0415 (the planar engine never needs it)
+
+    row = sum(ROWS[joint.kind] for joint in mechanism.joints) + sum(
+        driver.kind == "constant_speed" for driver in mechanism.drivers)
+    edges = []
+    for index, joint in enumerate(mechanism.cylindrical_joints):
+        if not joint.axial_fixed:
+            continue
+        if mechanism.kept_rows is None or row in mechanism.kept_rows:
+            edges.append(("axial", index, joint.bearing_body, joint.journal_body))
+        row += 1
+    return edges
+
+
+def walk_tree(edges: list[tuple[str, int, int, int]], num_bodies: int, driven: dict[int, int],
+              sizes: dict[str, tuple[int, int]]) -> Topology:
+    """The tree of the joints ``edges`` (``(kind, index, body_i, body_j)``): a breadth-first
+    walk from the ground, the joints that close loops cut, a ``"free"`` joint to the ground
+    for a body the walk does not reach (and the walk on from it); ``driven`` maps a revolute
+    joint's index to its speed driver, whose angle becomes prescribed; ``sizes`` gives each
+    kind's numbers of coordinates and velocities."""
     placed, order, used, cuts = {GROUND}, [], set(), []
     frontier = [GROUND]
     while True:
         while frontier:
             parent = frontier.pop(0)
-            for kind, index, joint in edges:
-                if (kind, index) in used or parent not in (joint.body_i, joint.body_j):
+            for kind, index, body_i, body_j in edges:
+                if (kind, index) in used or parent not in (body_i, body_j):
                     continue
                 used.add((kind, index))
-                child = joint.body_j if joint.body_i == parent else joint.body_i
+                child = body_j if body_i == parent else body_i
                 if child in placed:
                     if kind == "revolute" and index in driven:
                         raise UnsupportedMechanism(f"its speed-driven revolute joint {index} closes a loop")
                     cuts.append((kind, index))
                     continue
                 placed.add(child)
-                order.append((child, parent, kind, index, child == joint.body_j))
+                order.append((child, parent, kind, index, child == body_j))
                 frontier.append(child)
-        loose = [body for body in range(mechanism.num_bodies) if body not in placed]
+        loose = [body for body in range(num_bodies) if body not in placed]
         if not loose:
             break
         # a body no ideal joint reaches: a free joint to the ground, then its own subtree
         placed.add(loose[0])
         order.append((loose[0], GROUND, "free", -1, True))
         frontier.append(loose[0])
-    joints, size, speed_drivers = [], 0, []
+    joints, size, rate_size, speed_drivers = [], 0, 0, []
     for body, parent, kind, index, child_is_j in order:
-        prescribed = None
+        prescribed = coordinate = rate = None
         if kind == "revolute" and index in driven:
             prescribed = len(speed_drivers)
             speed_drivers.append(driven[index])
-            coordinate = None
-        else:
-            coordinate = size if _SIZES[kind] else None
-            size += _SIZES[kind]
-        joints.append(TreeJoint(body, parent, kind, index, child_is_j, coordinate, prescribed))
-    return Topology(tuple(joints), size, tuple(speed_drivers), tuple(cuts))
+        elif sizes[kind][0]:
+            coordinate, rate = size, rate_size
+            size, rate_size = size + sizes[kind][0], rate_size + sizes[kind][1]
+        joints.append(TreeJoint(body, parent, kind, index, child_is_j, coordinate, prescribed, rate))
+    return Topology(tuple(joints), size, tuple(speed_drivers), tuple(cuts), rate_size)

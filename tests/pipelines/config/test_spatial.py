@@ -35,7 +35,7 @@ def test_spatial_examples_load():
         (CRANK, 'bodies.crank.position=["1 mm", "2 mm"]', "bodies.crank.position"),
         (LOADS, "joints.bush.axial=sliding", "joints.bush.axial"),
         (CRANK, 'joints.pin.contact.stiffness="hertz"', "joints.pin.contact.stiffness"),  # a line contact
-        (CRANK, "simulation.engine=joint", "simulation.engine"),
+        (CRANK, "simulation.engine=tree", "simulation.engine"),
     ],
 )
 def test_bad_spatial_input_names_the_key(path, override, key):
