@@ -5,11 +5,14 @@ traced (``jit(f).trace``: Python through diffrax and the model into a jaxpr), lo
 (``.lower()``: jaxpr to StableHLO) and compiled (``.compile()``: XLA to CPU code), each
 timed on its own, in a fresh process per model so that no cache is warm. Also counted: the
 jaxpr's equations (nested ones included) and how many times the mechanism's vector field
-was called while tracing, and the instructions of the optimised HLO.
+was called while tracing, and the instructions of the optimised HLO; with ``--sites`` the
+nested jits of the solve, each with its call sites (XLA inlines every one: a copy each) and
+its size.
 
     python -m benchmarks.compile_profile --case profile                       # every model, the CLI's XLA flags
     python -m benchmarks.compile_profile --case profile --suite-flags         # XLA -O0, as the test suite
     python -m benchmarks.compile_profile --case profile --models flores spatial --repeat 3 --cpu-time
+    python -m benchmarks.compile_profile --case profile --models spatial --cpu-time --sites
 
 Output: one row per model and repeat (seconds), and the peaks of each solve so that two
 revisions can be checked for identical results. Case ``examples``: the same for each step
@@ -50,6 +53,27 @@ def _count_equations(jaxpr) -> int:
                 elif isinstance(sub, core.Jaxpr):
                     count += _count_equations(sub)
     return count
+
+
+def _nested_jits(jaxpr, sites: dict | None = None) -> dict:
+    """``{name: [call sites, equations of one copy]}`` of the nested jits in ``jaxpr`` (at
+    any depth): XLA inlines each call site, so a function called from ``k`` places of the
+    solve is ``k`` copies in the program it compiles."""
+    from jax.extend import core
+
+    sites = {} if sites is None else sites
+    for equation in jaxpr.eqns:
+        if equation.primitive.name in ("pjit", "jit"):
+            entry = sites.setdefault(equation.params["name"], [0, 0])
+            entry[0] += 1
+            entry[1] = _count_equations(equation.params["jaxpr"].jaxpr)
+        for value in equation.params.values():
+            for sub in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(sub, core.ClosedJaxpr):
+                    _nested_jits(sub.jaxpr, sites)
+                elif isinstance(sub, core.Jaxpr):
+                    _nested_jits(sub, sites)
+    return sites
 
 
 def profile_one(name: str, suite_flags: bool, cpu_time: bool) -> dict:
@@ -100,6 +124,7 @@ def profile_one(name: str, suite_flags: bool, cpu_time: bool) -> dict:
         "equations": _count_equations(traced.jaxpr.jaxpr),
         "hlo_instructions": sum(" = " in line for line in compiled.as_text().splitlines()),
         "field_traces": traced_fields,
+        "nested_jits": {key: value for key, value in _nested_jits(traced.jaxpr.jaxpr).items() if value[1] >= 200},
         "steps": int(trajectory.steps),
         "peak_normal_force": np.asarray(trajectory.peaks.max_normal_force).tolist(),
         "peak_penetration": np.asarray(trajectory.peaks.max_penetration).tolist(),
@@ -114,6 +139,8 @@ def profile(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-flags", action="store_true", help="XLA backend optimisation level 0")
     parser.add_argument("--cpu-time", action="store_true",
                         help="this process's CPU seconds instead of wall seconds (steadier on a shared machine)")
+    parser.add_argument("--sites", action="store_true",
+                        help="also list the nested jits of 200 equations or more: call sites (copies) and size")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -129,6 +156,9 @@ def profile(argv: list[str] | None = None) -> int:
             print(f"{row['model']:<11} {row['trace_s']:6.2f} {row['lower_s']:6.2f} {row['xla_s']:6.2f} "
                   f"{row['compile_s']:6.2f} {row['run_s']:6.2f} {row['equations']:7d} {row['hlo_instructions']:7d} {row['field_traces']:6d}  "
                   f"{row['peak_normal_force']} {row['peak_penetration']} steps {row['steps']}", flush=True)
+            if args.sites:
+                for key, (sites, equations) in sorted(row["nested_jits"].items(), key=lambda item: -item[1][1]):
+                    print(f"    {key:<24} {sites:3d} call sites x {equations:6d} equations", flush=True)
     return 0
 
 

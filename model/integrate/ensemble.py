@@ -38,6 +38,7 @@ from ._diffrax import RESULT_MAX_STEPS_REACHED, RESULT_SUCCESSFUL, WrapTerm, res
 from .solve import (SolverSettings, SpatialTrajectory, Trajectory, _terms, make_controller, make_solver,
                     with_projection)
 from .trajectory import trajectory_from_states
+from .wrapped_solver import state_solver
 
 _SUCCESS = RESULT_SUCCESSFUL
 _MAX_STEPS_REACHED = RESULT_MAX_STEPS_REACHED
@@ -229,7 +230,7 @@ class _Integrator(eqx.Module):
             _select(keep_step, y, lane.y), _select(keep_step, solver_state, lane.solver_state),
             controller_state, save_stop.astype(lane.save_index.dtype), steps,
             lane.rejected + jnp.where(keep_step, 0, 1).astype(lane.rejected.dtype), result.astype(lane.result.dtype),
-            _select(keep_step, peaks_after_step(lane.peaks, mechanism, self.solver, lane.tprev, lane.tnext, y,
+            _select(keep_step, peaks_after_step(lane.peaks, mechanism, state_solver(self.solver), lane.tprev, lane.tnext, y,
                                                 dense_info, solver_state), lane.peaks),
             lane.times, lane.clip_floor,
         )

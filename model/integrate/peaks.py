@@ -50,7 +50,7 @@ from jaxtyping import Array, Float
 from ..mechanics.interface import AbstractMechanism, flat_vector_field, traced_once
 from ._diffrax import unvmap_any
 from .solver_state import carried_rate
-from .wrapped_solver import AbstractDelegatingSolver
+from .wrapped_solver import AbstractDelegatingSolver, state_solver
 
 SUBDIVISIONS = 4
 NEWTON_ITERATIONS = 2
@@ -307,7 +307,10 @@ class PeakTracking(AbstractDelegatingSolver):
         inner_state, peaks = solver_state
         y1, y_error, dense_info, inner_state, result = self.solver.step(
             terms, t0, t1, y0, args, inner_state, made_jump)
-        peaks = peaks_after_step(peaks, args, self.solver, t0, t1, y1, dense_info, inner_state)
+        # the solver whose state layout ``inner_state`` has (a Tsit5 inside the constraint
+        # projection and the reverse-mode step guard), so that ``end_rate`` reads the
+        # derivative the step carries instead of evaluating the vector field once more
+        peaks = peaks_after_step(peaks, args, state_solver(self.solver), t0, t1, y1, dense_info, inner_state)
         return y1, y_error, dense_info, (inner_state, peaks), result
 
     @staticmethod

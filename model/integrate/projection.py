@@ -26,6 +26,8 @@ in the refilling lanes and under forward and reverse mode alike.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import diffrax
 import equinox as eqx
 
@@ -43,6 +45,7 @@ class ConstraintProjection(AbstractDelegatingSolver):
 
     solver: diffrax.AbstractSolver
     iterations: int = eqx.field(static=True, default=1)
+    keeps_solver_state: ClassVar[bool] = True
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         y1, y_error, dense_info, solver_state, result = self.solver.step(

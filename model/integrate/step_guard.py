@@ -21,6 +21,7 @@ step zero cotangents; forward mode needs nothing, because its tangent of the rej
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 import diffrax
 import equinox as eqx
@@ -132,6 +133,7 @@ class NonFiniteStepsCarryNoGradient(AbstractDelegatingSolver):
     has no tangents), which does not need it."""
 
     solver: diffrax.AbstractSolver
+    keeps_solver_state: ClassVar[bool] = True
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         return _step((terms, t0, t1, y0, args, solver_state), made_jump, self.solver)

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import diffrax
 
 
 class AbstractDelegatingSolver(diffrax.AbstractWrappedSolver):
     """Forwards every property and method of ``solver`` (``isinstance`` checks too, through
     ``diffrax.AbstractWrappedSolver``); a subclass overrides what it changes, usually
-    ``init`` and ``step``, and declares the ``solver`` field."""
+    ``init`` and ``step``, and declares the ``solver`` field.
+
+    ``keeps_solver_state``: True where the wrapper's solver state is the wrapped solver's,
+    of the same layout (a wrapper that only changes how a step is taken or what it ends
+    at), so that what the state carries can be read through the wrapped solver
+    (:func:`state_solver`); False where the wrapper adds to the state."""
 
     solver: diffrax.AbstractSolver
+    keeps_solver_state: ClassVar[bool] = False
 
     @property
     def term_structure(self):
@@ -54,4 +62,14 @@ class AbstractDelegatingSolver(diffrax.AbstractWrappedSolver):
         return self.solver.func(terms, t0, y0, args)
 
 
-__all__ = ["AbstractDelegatingSolver"]
+def state_solver(solver: diffrax.AbstractSolver) -> diffrax.AbstractSolver:
+    """The solver whose layout ``solver``'s state has: ``solver`` unwrapped through the
+    :class:`AbstractDelegatingSolver` wrappers that keep their wrapped solver's state
+    (``keeps_solver_state``), e.g. the Tsit5 inside a constraint projection, whose carried
+    first-same-as-last derivative :mod:`model.integrate.solver_state` can then read."""
+    while isinstance(solver, AbstractDelegatingSolver) and solver.keeps_solver_state:
+        solver = solver.solver
+    return solver
+
+
+__all__ = ["AbstractDelegatingSolver", "state_solver"]
