@@ -6,11 +6,12 @@ the axial hold of a cylindrical clearance joint) gives every body one parent joi
 no ideal joint reaches from the ground (held only by clearance joints) gets a free joint to
 the ground (planar ``x, y, theta``; spatial position and unit quaternion), and the walk
 goes on from it. An ideal joint whose two bodies the walk has already placed closes a loop:
-it is cut, and its constraint rows are enforced on the tree's coordinates (the cut-joint method; Jalón &
-Bayo 1994, ch. 3 and 5; Featherstone 2008, ch. 8, closed loops). Clearance joints are
-force elements and take no part in the tree. A speed driver turns its revolute joint's
-coordinate into a prescribed function of time. Everything here is static (Python integers
-and strings).
+it is cut, and its constraint rows are enforced on the tree's coordinates (the cut-joint
+method; Jalón & Bayo 1994, ch. 3 and 5; Featherstone 2008, ch. 8, closed loops).
+Clearance joints are force elements and take no part in the tree. A speed driver turns its
+revolute joint's coordinate into a prescribed function of time. Everything here is static
+(Python integers and strings); choosing a spatial loop's independent cut rows
+(:func:`cut_rows`) evaluates the mechanism once, at its configured pose.
 """
 
 from __future__ import annotations
