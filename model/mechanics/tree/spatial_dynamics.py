@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
