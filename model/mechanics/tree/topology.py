@@ -177,11 +177,10 @@ def cut_rows(mechanism, topology: Topology) -> tuple[int, ...]:
 
     ranges = _spatial_row_ranges(mechanism)
     rows = tuple(row for cut in topology.cuts for row in ranges[cut])
-    x0 = mechanism.initial_positions
-    if isinstance(x0, jax.core.Tracer):
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(mechanism)):
         raise UnsupportedMechanism("its cut joints' independent rows need the parameters' values, not a trace")
     cut = dataclasses.replace(mechanism, kept_rows=rows)
-    z, p = joint_coordinates(mechanism, topology, jnp.asarray(x0))
+    z, p = joint_coordinates(mechanism, topology, jnp.asarray(mechanism.initial_positions))
     motion = tree_motion(mechanism, topology, z, jnp.zeros(topology.rate_size, z.dtype), p, jnp.zeros(p.shape, z.dtype))
     coupling = np.asarray(constraint_jacobian(cut, motion.x, 0.0) @ motion.jacobian)
     return tuple(rows[k] for k in independent_rows(coupling))
