@@ -105,7 +105,9 @@ def _projection_moves(mechanism: AbstractMechanism) -> tuple[bool, np.ndarray]:
         projection = project_onto_constraints(mechanism.idealised(), mechanism.initial_positions)
         moves = (np.asarray(projection.positions) - given).reshape(-1, 3)
         return bool(projection.converged), np.stack([np.hypot(moves[:, 0], moves[:, 1]), np.abs(moves[:, 2])], axis=1)
-    projected, residual = (np.asarray(a) for a in _spatial_projection(mechanism.idealised()))
+    ideal = mechanism.idealised()
+    # the joint engine's twin wraps the absolute description, whose rows are projected on
+    projected, residual = (np.asarray(a) for a in _spatial_projection(getattr(ideal, "absolute", ideal)))
     converged = not residual.size or float(np.max(np.abs(residual))) < POSITION_TOLERANCE * 1e-3
     blocks = [(projected[7 * b : 7 * b + 7], given[7 * b : 7 * b + 7]) for b in range(len(mechanism.body_names))]
     return converged, np.array([(np.linalg.norm(p[:3] - g[:3]), _rotation_angle(p[3:], g[3:])) for p, g in blocks])

@@ -4,7 +4,7 @@ The state carries the coordinates of the joints of a kinematic tree rooted at th
 (one angle per revolute joint, one slide per prismatic joint, a relative quaternion per
 spherical joint, the body's own pose for a body held only by clearance joints or beam
 elements) and their velocities; clearance joints and beam elements are force elements.
-The ideal joints that close a planar mechanism's loops are cut: their constraint rows alone
+The ideal joints that close a mechanism's loops are cut: their (independent) constraint rows alone
 are enforced (Schur complement, Baumgarte terms, projection); a tree without them has no
 constraint rows and no drift.
 """

@@ -13,11 +13,25 @@ absolute engine's applied forces on the twists: gravity, loads, torque drivers, 
 clearance joint's contact, friction and oil film, and the gyroscopic term
 ``-omega x (I omega)`` of the Newton-Euler equations (Shabana 2010, §7). ``H`` is
 factorised by the unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`.
-A speed driver's torque is ``tau = J_p^T (M vdot - Q)``, as in the planar tree.
+A speed driver's torque is ``tau = J_p^T (M vdot - Q + Phi_v^T lambda)``, as in the
+planar tree.
+
+Cut joints (the ideal joints that close loops) keep their independent rows
+(:attr:`~.topology.Topology.cut_rows`) of the absolute engine's constraints
+(:func:`model.mechanics.spatial.constraints.frame_jets`: ``Phi``, ``dPhi/dt`` and the
+convective term ``k`` written out per row type). With ``G = Phi_v J`` the equations are
+solved as in the planar tree (:mod:`.dynamics`) by the Schur complement on those rows,
+
+    ``(G H^-1 G^T) lambda = G H^-1 J^T (Q - M c) - gamma``,
+    ``gamma = -Phi_v c - k - 2 alpha dPhi/dt - beta^2 Phi``
+
+(Jalón & Bayo 1994, ch. 5; Baumgarte 1972), ``lambda`` the absolute engine's multipliers
+of those rows; :func:`project_state` moves a state back onto them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
@@ -26,6 +40,7 @@ from jaxtyping import Array, Float
 from ...contact.memory import impact_memory_rate
 from ..linalg import spd_solve
 from ..spatial.dynamics import SpatialState, gyroscopic_forces, world_inertias
+from ..spatial.constraints import constraint_jacobian, constraint_jets
 from ..spatial.forces import applied_forces, contact_forces
 from .dynamics import TreeState, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
@@ -44,6 +59,7 @@ class SpatialTreeEvaluation(NamedTuple):
     vdot: Float[Array, " velocities"]
     contact: object  # SpatialContactState
     driver_torques: Float[Array, " drivers"]
+    multipliers: Float[Array, " cut_rows"]  # the cut joints' independent rows (N, N m)
 
 
 def _mass_apply(mechanism: SpatialMechanism, inertias, twists):
@@ -54,18 +70,46 @@ def _mass_apply(mechanism: SpatialMechanism, inertias, twists):
     return jnp.stack([linear, angular], axis=-2).reshape(twists.shape)
 
 
+def cut_view(mechanism: SpatialMechanism, topology: Topology) -> SpatialMechanism:
+    """``mechanism`` whose constraint rows are the cut joints' independent rows only."""
+    return dataclasses.replace(mechanism, kept_rows=topology.cut_rows)
+
+
+def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective, jacobian):
+    """``(Phi_v, G = Phi_v J, gamma)`` of the cut joints' rows (module docstring)."""
+    cut = cut_view(mechanism, topology)
+    jets = constraint_jets(cut, x, v, 0.0)
+    cut_jacobian = constraint_jacobian(cut, x, 0.0)
+    gamma = (-(cut_jacobian @ convective + jets.second) - 2.0 * mechanism.baumgarte_alpha * jets.rate
+             - mechanism.baumgarte_beta**2 * jets.value)
+    return cut_jacobian, cut_jacobian @ jacobian, gamma
+
+
 def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialTreeEvaluation:
-    """Joint accelerations, absolute kinematics, contact state and driver torques."""
+    """Joint accelerations, absolute kinematics, contact state, driver torques and the cut
+    joints' multipliers."""
     pd = prescribed_rates(mechanism, topology)
     x, v, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
                                                               state.prescribed, pd)
     generalised_contact, contact = contact_forces(mechanism, x, v, state.impact_memory)
     applied = applied_forces(mechanism, x) + generalised_contact + gyroscopic_forces(mechanism, x, v)
     inertias = world_inertias(mechanism, x)
+    multipliers = jnp.zeros((0,), x.dtype)
     if topology.rate_size:
         weighted = _mass_apply(mechanism, inertias, jacobian.T).T  # M J (M symmetric)
         inertia = jacobian.T @ weighted
-        zdd = spd_solve(inertia, jacobian.T @ (applied - _mass_apply(mechanism, inertias, convective)))
+        rhs = jacobian.T @ (applied - _mass_apply(mechanism, inertias, convective))
+        if topology.cut_rows:
+            cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, x, v, convective, jacobian)
+            # one factorisation of H for H^-1 [rhs, G^T], then the Schur complement
+            solved = spd_solve(inertia, jnp.concatenate([rhs[:, None], coupling.T], axis=1))
+            unconstrained, spread = solved[:, 0], solved[:, 1:]
+            multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
+            zdd = unconstrained - spread @ multipliers
+            # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
+            applied = applied - cut_jacobian.T @ multipliers
+        else:
+            zdd = spd_solve(inertia, rhs)
         vdot = jacobian @ zdd + convective
     else:
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
@@ -73,7 +117,42 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
-    return SpatialTreeEvaluation(zdd, x, v, vdot, contact, driver_torques)
+    return SpatialTreeEvaluation(zdd, x, v, vdot, contact, driver_torques, multipliers)
+
+
+def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeState, iterations: int = 1
+                  ) -> TreeState:
+    """``state`` moved back onto the cut joints' independent rows, as the planar tree's
+    :func:`~.dynamics.project_state`: ``iterations`` Gauss-Newton steps on ``Phi = 0``,
+    each the velocity-space correction ``du = -H^-1 G^T (G H^-1 G^T)^-1 Phi`` of least
+    kinetic-energy norm applied to ``z`` through the coordinates' rate
+    (:func:`~.spatial_kinematics.coordinate_rate`, first order in ``du``; the forward
+    kinematics normalises the quaternions), then ``zd`` onto ``dPhi/dt = 0`` the same way,
+    with ``G`` and ``H`` taken once at the given state."""
+    if not (topology.cut_rows and topology.rate_size):
+        return state
+    cut = cut_view(mechanism, topology)
+    pd = prescribed_rates(mechanism, topology)
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd)
+    inertias = world_inertias(mechanism, motion.x)
+    inertia = motion.jacobian.T @ _mass_apply(mechanism, inertias, motion.jacobian.T).T
+    coupling = constraint_jacobian(cut, motion.x, 0.0) @ motion.jacobian
+    spread = spd_solve(inertia, coupling.T)
+
+    def correction(residual):
+        return -spread @ spd_solve(coupling @ spread, residual)
+
+    def positions(z):
+        zero = jnp.zeros_like(state.zd)
+        return tree_motion(mechanism, topology, z, zero, state.prescribed, jnp.zeros_like(pd), order=0).x
+
+    z = state.z
+    for _ in range(iterations):
+        residual = constraint_jets(cut, positions(z), jnp.zeros(motion.v.shape, z.dtype), 0.0).value
+        z = z + coordinate_rate(mechanism, topology, z, correction(residual))
+    moved = tree_motion(mechanism, topology, z, state.zd, state.prescribed, pd, order=0)
+    rate = constraint_jets(cut, moved.x, moved.v, 0.0).rate
+    return state._replace(z=z, zd=state.zd + correction(rate))
 
 
 def vector_field(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> TreeState:

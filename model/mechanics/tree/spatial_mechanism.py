@@ -18,7 +18,7 @@ from jaxtyping import Array, Float
 from ..spatial.dynamics import SpatialState
 from .dynamics import TreeState, prescribed_rates
 from .mechanism import TreeMechanism
-from .spatial_dynamics import absolute_state, body_accelerations, vector_field
+from .spatial_dynamics import absolute_state, body_accelerations, project_state, vector_field
 from .spatial_kinematics import joint_coordinates, joint_velocities
 
 
@@ -47,15 +47,22 @@ class SpatialTreeMechanism(TreeMechanism):
         return vector_field(self.absolute, self.topology, state)
 
     def project_state(self, t, state: TreeState, iterations: int = 1) -> TreeState:
-        """The identity: a spatial tree has no cut joints, its coordinates satisfy its
-        joints by construction."""
-        return state
+        """``state`` onto the cut joints' independent rows
+        (:func:`~.spatial_dynamics.project_state`); the identity without cuts."""
+        return project_state(self.absolute, self.topology, state, iterations)
 
     def idealised(self, with_offsets: bool = False):
-        """The ideal-joint twin on the absolute engine
-        (:meth:`~model.mechanics.spatial.SpatialMechanism.idealised`): a clearance joint made
-        ideal closes a loop, which a spatial tree does not cut."""
-        return self.absolute.idealised(with_offsets)
+        """The ideal-joint twin (:meth:`~model.mechanics.spatial.SpatialMechanism.idealised`)
+        on this engine, the loops its clearance joints made ideal close cut; on the absolute
+        engine where the joint engine does not apply (:func:`~.topology.tree_topology`)."""
+        from .mechanism import tree_mechanism  # noqa: PLC0415 (it imports this module)
+        from .topology import UnsupportedMechanism  # noqa: PLC0415
+
+        twin = self.absolute.idealised(with_offsets)
+        try:
+            return tree_mechanism(twin)
+        except UnsupportedMechanism:
+            return twin
 
     def state_absolute(self, state: TreeState) -> SpatialState:
         return absolute_state(self.absolute, self.topology, state)

@@ -6,16 +6,17 @@ the axial hold of a cylindrical clearance joint) gives every body one parent joi
 no ideal joint reaches from the ground (held only by clearance joints) gets a free joint to
 the ground (planar ``x, y, theta``; spatial position and unit quaternion), and the walk
 goes on from it. An ideal joint whose two bodies the walk has already placed closes a loop:
-in the plane it is cut, and
-its constraint rows are enforced on the tree's coordinates (the cut-joint method; Jalón &
-Bayo 1994, ch. 3 and 5; Featherstone 2008, ch. 8, closed loops). Clearance joints are
-force elements and take no part in the tree. A speed driver turns its revolute joint's
-coordinate into a prescribed function of time. Everything here is static (Python integers
-and strings).
+it is cut, and its constraint rows are enforced on the tree's coordinates (the cut-joint
+method; Jalón & Bayo 1994, ch. 3 and 5; Featherstone 2008, ch. 8, closed loops).
+Clearance joints are force elements and take no part in the tree. A speed driver turns its
+revolute joint's coordinate into a prescribed function of time. Everything here is static
+(Python integers and strings); choosing a spatial loop's independent cut rows
+(:func:`cut_rows`) evaluates the mechanism once, at its configured pose.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 from ..mechanism import GROUND
@@ -54,13 +55,16 @@ class Topology(NamedTuple):
     """The tree's joints in placing order (each parent before its children), the number
     of free coordinates, the speed drivers' indices in the order of ``p``, the cut
     joints ``(kind, index)`` that close the loops (their rows are the constraints of the
-    tree's coordinates) and the number of free velocities (``size`` in the plane)."""
+    tree's coordinates), the number of free velocities (``size`` in the plane) and, in
+    space, the cut joints' independent rows (indices into the absolute engine's rows,
+    :func:`model.mechanics.spatial.constraints.frame_jets` before any removal)."""
 
     joints: tuple[TreeJoint, ...]
     size: int
     speed_drivers: tuple[int, ...]
     cuts: tuple[tuple[str, int], ...] = ()
     rate_size: int = 0
+    cut_rows: tuple[int, ...] = ()
 
 
 # (coordinates, velocities) per joint kind: planar, and spatial (a quaternion is four
@@ -82,12 +86,14 @@ def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
 
 def tree_topology(mechanism) -> Topology:
     """The kinematic tree of ``mechanism`` (planar :class:`~model.mechanics.mechanism.Mechanism`,
-    its ideal joints that close loops cut, or spatial
-    :class:`~model.mechanics.spatial.SpatialMechanism`); :class:`UnsupportedMechanism` with
-    the reason when a speed-driven joint would be cut, or, in space, for flexible bodies, a
-    worn bushing, a closed loop of ideal joints or a speed driver on a joint other than a
-    revolute one. A planar flexible body's segments are bodies: the one an ideal joint
-    places hangs on it, the others get free joints (the beam elements are force elements)."""
+    or spatial :class:`~model.mechanics.spatial.SpatialMechanism`, its ideal joints that
+    close loops cut); :class:`UnsupportedMechanism` with the reason when a speed-driven
+    joint would be cut, or, in space, for flexible bodies, a worn bushing or a speed driver
+    on a joint other than a revolute one. A spatial loop's cut rows may depend on the
+    tree's joints (a planar loop of spatial revolute joints repeats out-of-plane rows): only
+    the independent ones are kept (:func:`cut_rows`). A planar flexible body's segments are
+    bodies: the one an ideal joint places hangs on it, the others get free joints (the beam
+    elements are force elements)."""
     if mechanism.dimension == 3:
         if mechanism.beam_chains:
             raise UnsupportedMechanism("it has flexible bodies")
@@ -95,10 +101,7 @@ def tree_topology(mechanism) -> Topology:
             raise UnsupportedMechanism("a clearance joint has a worn bushing")
         edges = [(j.kind, k, j.body_i, j.body_j) for k, j in enumerate(mechanism.joints)] + _axial_edges(mechanism)
         topology = walk_tree(edges, mechanism.num_bodies, _driven(mechanism, edges), SPATIAL_SIZES)
-        if topology.cuts:
-            kind, index = topology.cuts[0]
-            raise UnsupportedMechanism(f"its ideal joints close a loop (the {kind} joint {index})")
-        return topology
+        return topology._replace(cut_rows=cut_rows(mechanism, topology)) if topology.cuts else topology
     edges = ([("revolute", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.revolute_joints)]
              + [("prismatic", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.prismatic_joints)]
              + [("fixed", k, j.body_i, j.body_j) for k, j in enumerate(mechanism.fixed_joints)])
@@ -136,6 +139,51 @@ def _axial_edges(mechanism) -> list[tuple[str, int, int, int]]:
             edges.append(("axial", index, joint.bearing_body, joint.journal_body))
         row += 1
     return edges
+
+
+def _spatial_row_ranges(mechanism) -> dict[tuple[str, int], range]:
+    """Each spatial joint's rows ``(kind, index)`` in the absolute engine's row order
+    (joints, speed drivers, axial rows of the clearance joints held axially), before any
+    removal."""
+    from ..spatial.constraints import ROWS  # noqa: PLC0415 (the planar engine never needs it)
+
+    ranges, row = {}, 0
+    for index, joint in enumerate(mechanism.joints):
+        ranges[(joint.kind, index)] = range(row, row + ROWS[joint.kind])
+        row += ROWS[joint.kind]
+    row += sum(driver.kind == "constant_speed" for driver in mechanism.drivers)
+    for index, joint in enumerate(mechanism.cylindrical_joints):
+        if joint.axial_fixed:
+            ranges[("axial", index)] = range(row, row + 1)
+            row += 1
+    return ranges
+
+
+def cut_rows(mechanism, topology: Topology) -> tuple[int, ...]:
+    """The independent rows of a spatial tree's cut joints: with ``G = Phi_v J`` (the cut
+    rows' Jacobian on the tree's velocities at the tree's pose of the configured positions),
+    a row is kept iff it raises the rank of the rows kept so far, the greedy choice of
+    :func:`model.mechanics.spatial.redundancy.independent_rows` (the absolute engine's),
+    so that the Schur complement ``G H^-1 G^T`` is regular. The choice is exact at that pose
+    and holds away from singular poses. It needs the parameters' values
+    (:class:`UnsupportedMechanism` under a trace)."""
+    import jax  # noqa: PLC0415
+    import jax.numpy as jnp  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    from ..spatial.constraints import constraint_jacobian  # noqa: PLC0415
+    from ..spatial.redundancy import independent_rows  # noqa: PLC0415
+    from .spatial_kinematics import joint_coordinates, tree_motion  # noqa: PLC0415
+
+    ranges = _spatial_row_ranges(mechanism)
+    rows = tuple(row for cut in topology.cuts for row in ranges[cut])
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(mechanism)):
+        raise UnsupportedMechanism("its cut joints' independent rows need the parameters' values, not a trace")
+    cut = dataclasses.replace(mechanism, kept_rows=rows)
+    z, p = joint_coordinates(mechanism, topology, jnp.asarray(mechanism.initial_positions))
+    motion = tree_motion(mechanism, topology, z, jnp.zeros(topology.rate_size, z.dtype), p, jnp.zeros(p.shape, z.dtype))
+    coupling = np.asarray(constraint_jacobian(cut, motion.x, 0.0) @ motion.jacobian)
+    return tuple(rows[k] for k in independent_rows(coupling))
 
 
 def walk_tree(edges: list[tuple[str, int, int, int]], num_bodies: int, driven: dict[int, int],
