@@ -19,6 +19,7 @@ differentiation.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...geometry.planar import perp, rotate
@@ -94,18 +95,19 @@ def _arm(angle, omega, alpha, jacobian_angle, local, slide):
     ``Xddot = alpha perp(X) - omega^2 X + 2 omega sdot perp(R a) + sddot R a``,
 
     and the Jacobian of ``Xdot`` on the velocities, ``perp(X) J_theta + R a e_s``.
-    ``slide``: None or ``(sdot, sddot, column, a)``."""
+    ``slide``: None or ``(sdot, sddot, e_s, a)`` (``e_s``: the slide's unit row on the
+    velocities)."""
     arm = rotate(angle, local)
     turned = perp(arm)
     rate, acceleration = omega * turned, alpha * turned - omega**2 * arm
     jacobian = None if jacobian_angle is None else turned[:, None] * jacobian_angle[None, :]
     if slide is not None:
-        speed, slide_acceleration, column, axis = slide
+        speed, slide_acceleration, unit, axis = slide
         along = rotate(angle, axis)
         rate = rate + speed * along
         acceleration = acceleration + 2.0 * omega * speed * perp(along) + slide_acceleration * along
         if jacobian is not None:
-            jacobian = jacobian.at[:, column].add(along)
+            jacobian = jacobian + along[:, None] * unit[None, :]
     return arm, rate, acceleration, jacobian
 
 
@@ -130,6 +132,7 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
     size, width = z.shape[0], z.shape[0] + p.shape[0]
     zero2, zero = jnp.zeros(2, dtype), jnp.zeros((), dtype)
     jacobians = order == 2
+    units = np.eye(width)  # the velocities' unit rows: constants, no scatter in the program
     none_or = lambda shape: jnp.zeros(shape, dtype) if jacobians else None  # noqa: E731
     # (r, theta, v, omega, a, alpha, J_r (2 x width), J_theta (width))
     bodies = {GROUND: (zero2, zero, zero2, zero, zero2, zero, none_or((2, width)), none_or((width,)))}
@@ -137,7 +140,7 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
         if joint.kind == "free":
             c = joint.coordinate
             acceleration = jnp.zeros(3, dtype) if zdd is None else zdd[c : c + 3]
-            columns = jnp.zeros((3, width), dtype).at[:, c : c + 3].set(jnp.eye(3, dtype=dtype)) if jacobians else None
+            columns = jnp.asarray(units[c : c + 3], dtype) if jacobians else None
             bodies[joint.body] = (z[c : c + 2], z[c + 2], zd[c : c + 2], zd[c + 2], acceleration[:2], acceleration[2],
                                   None if columns is None else columns[:2], None if columns is None else columns[2])
             continue
@@ -150,7 +153,7 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
             value = _joint_value(joint, z, p)
             rate, acceleration, column = _joint_rates(joint, zd, pd, zdd, size)
             child_angle, child_omega, child_alpha = angle + sign * value, omega + sign * rate, alpha + sign * acceleration
-            child_jacobian_theta = None if not jacobians else jacobian_theta.at[column].add(sign)
+            child_jacobian_theta = None if not jacobians else jacobian_theta + sign * units[column]
             offset = sign * ideal.offset
             point_i = ideal.point_i
         else:
@@ -160,7 +163,7 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
             if joint.kind == "prismatic":
                 value = _joint_value(joint, z, p)
                 rate, acceleration, column = _joint_rates(joint, zd, pd, zdd, size)
-                slide = (rate, acceleration, column, ideal.axis)
+                slide = (rate, acceleration, units[column], ideal.axis)
                 point_i = point_i + value * ideal.axis
         # the parent's arm to the joint's point and the child's arm to it
         if joint.child_is_j:
