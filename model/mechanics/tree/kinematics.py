@@ -152,7 +152,8 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
         if joint.kind == "revolute":
             value = _joint_value(joint, z, p)
             rate, acceleration, column = _joint_rates(joint, zd, pd, zdd, size)
-            child_angle, child_omega, child_alpha = angle + sign * value, omega + sign * rate, alpha + sign * acceleration
+            child_angle, child_omega = angle + sign * value, omega + sign * rate
+            child_alpha = alpha + sign * acceleration
             child_jacobian_theta = None if not jacobians else jacobian_theta + sign * units[column]
             offset = sign * ideal.offset
             point_i = ideal.point_i
@@ -178,7 +179,10 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
                               None if not jacobians else jacobian_r + parent_arm[3] - child_arm[3],
                               child_jacobian_theta)
     ordered = [bodies[b] for b in range(mechanism.num_bodies)]
-    stack = lambda at, scalar: jnp.concatenate([jnp.concatenate([b[at], b[scalar][None]]) for b in ordered])  # noqa: E731
+
+    def stack(at, scalar):
+        return jnp.concatenate([jnp.concatenate([b[at], b[scalar][None]]) for b in ordered])
+
     q, qd, convective = stack(0, 1), stack(2, 3), stack(4, 5)
     if jacobians:
         full = jnp.concatenate([jnp.concatenate([b[6], b[7][None]]) for b in ordered])
