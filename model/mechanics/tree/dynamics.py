@@ -10,8 +10,8 @@ coordinates gives
 the joint-space inertia matrix of the tree (Featherstone 2008, §6.1-6.2; Jalon & Bayo
 1994, ch. 5, the velocity transformation), with ``M`` the bodies' diagonal mass matrix and
 ``Q`` the applied generalised forces of the absolute engine (gravity, torque drivers,
-clearance-joint contact, friction and oil film, point loads). ``J``, ``qd`` and ``c`` are
-forward-mode derivatives of the forward kinematics; ``H`` is factorised by the unrolled
+clearance-joint contact, friction and oil film, point loads). ``q``, ``qd``, ``J`` and ``c``
+come from one recursion over the tree (:func:`~.kinematics.tree_motion`); ``H`` is factorised by the unrolled
 Cholesky of :func:`model.mechanics.linalg.spd_solve`, which vectorises across lanes.
 
 A speed driver's torque is the generalised force its prescribed coordinate needs,
@@ -46,7 +46,7 @@ from ..dynamics import State, mass_diagonal
 from ..linalg import UNROLLED_CHOLESKY_MAX, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
-from .kinematics import forward_kinematics
+from .kinematics import forward_kinematics, tree_motion
 from .topology import Topology, diagonal_coordinates
 
 
@@ -80,24 +80,20 @@ def prescribed_rates(mechanism: Mechanism, topology: Topology) -> Float[Array, "
     return jnp.stack(speeds) if speeds else jnp.zeros((0,), mechanism.masses.dtype)
 
 
-def absolute_motion(mechanism: Mechanism, topology: Topology, state: TreeState):
-    """``(q, qd, c)``: absolute coordinates, velocities and convective accelerations
-    (the accelerations at ``zdd = 0``), by nested forward-mode derivatives."""
-    pd = prescribed_rates(mechanism, topology)
-
-    def position(z, p):
-        return forward_kinematics(mechanism, topology, z, p)
-
-    def motion(z, p):
-        return jax.jvp(position, (z, p), (state.zd, pd))
-
-    (q, qd), (_, convective) = jax.jvp(motion, (state.z, state.prescribed), (state.zd, pd))
-    return q, qd, convective
+def absolute_motion(mechanism: Mechanism, topology: Topology, state: TreeState, order: int = 1):
+    """``(q, qd, c)``: absolute coordinates, velocities and convective accelerations (the
+    accelerations at ``zdd = 0``) by the recursion of :func:`~.kinematics.tree_motion`
+    (``order`` 0: ``c`` left zero)."""
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed,
+                         prescribed_rates(mechanism, topology), order=order)
+    return motion.x, motion.v, motion.convective
 
 
 def joint_jacobians(mechanism: Mechanism, topology: Topology, z, p):
-    """``(J, J_p)``: the absolute coordinates' derivatives with respect to ``z`` and ``p``."""
-    return jax.jacfwd(lambda z_, p_: forward_kinematics(mechanism, topology, z_, p_), argnums=(0, 1))(z, p)
+    """``(J, J_p)``: the absolute coordinates' derivatives with respect to ``z`` and ``p``
+    (:func:`~.kinematics.tree_motion`; they do not depend on the velocities)."""
+    motion = tree_motion(mechanism, topology, z, jnp.zeros_like(z), p, jnp.zeros_like(p))
+    return motion.jacobian, motion.driver_jacobian
 
 
 def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> Float[Array, "n n"]:
@@ -146,11 +142,11 @@ def _cut_rows(mechanism: Mechanism, topology: Topology, q, qd, convective, jacob
 def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> TreeEvaluation:
     """Joint accelerations, absolute kinematics, contact state, driver torques and the
     cut joints' multipliers."""
-    q, qd, convective = absolute_motion(mechanism, topology, state)
+    q, qd, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
+                                                               state.prescribed, prescribed_rates(mechanism, topology))
     generalised_contact, contact = contact_forces(mechanism, q, qd, state.impact_memory)
     applied = gravity_and_torques(mechanism, q) + generalised_contact + structural_and_load_forces(mechanism, q, qd)
     mass = mass_diagonal(mechanism)
-    jacobian, driver_jacobian = joint_jacobians(mechanism, topology, state.z, state.prescribed)
     multipliers, reaction = jnp.zeros((0,), q.dtype), None
     if topology.size:
         rhs = jacobian.T @ (applied - mass * convective)
@@ -217,7 +213,7 @@ def vector_field(mechanism: Mechanism, topology: Topology, state: TreeState) -> 
 
 def absolute_state(mechanism: Mechanism, topology: Topology, state: TreeState) -> State:
     """The absolute engine's :class:`~model.mechanics.dynamics.State` of ``state``."""
-    q, qd, _ = absolute_motion(mechanism, topology, state)
+    q, qd, _ = absolute_motion(mechanism, topology, state, order=0)
     return State(q, qd, state.impact_memory, state.driver_work)
 
 

@@ -10,19 +10,23 @@ point on body ``i`` and likewise ``P_j``:
 * free: ``(x, y, theta)`` of the body itself.
 
 These are the absolute engine's joint constraints (:mod:`model.mechanics.constraints`)
-solved for the child, so the absolute coordinates satisfy them exactly. Velocities and
-accelerations follow by forward-mode differentiation of :func:`forward_kinematics`.
+solved for the child, so the absolute coordinates satisfy them exactly. Velocities,
+Jacobians and accelerations follow by one recursion over the tree (:func:`tree_motion`),
+each joint's relative motion written out as in the spatial tree, without automatic
+differentiation.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
-from ...geometry.planar import rotate
+from ...geometry.planar import perp, rotate
 from ...geometry.vectors import dot
 from ..constraints import point_position
 from ..mechanism import GROUND, Mechanism
+from .spatial_kinematics import TreeMotion
 from .topology import Topology, TreeJoint
 
 
@@ -71,6 +75,121 @@ def forward_kinematics(mechanism: Mechanism, topology: Topology, z: Float[Array,
     for joint in topology.joints:
         poses[joint.body] = _place(mechanism, joint, poses[joint.parent], _joint_value(joint, z, p))
     return jnp.concatenate([jnp.concatenate([poses[b][0], poses[b][1][None]]) for b in range(mechanism.num_bodies)])
+
+
+def _joint_rates(joint: TreeJoint, zd, pd, zdd, size: int):
+    """``(rate, acceleration, column)`` of a one-coordinate joint: its velocity, its
+    acceleration (zero for a prescribed angle, whose speed is constant, and where ``zdd``
+    is None) and its column in the velocities ``[zd, pd]``."""
+    if joint.prescribed is not None:
+        return pd[joint.prescribed], jnp.zeros((), pd.dtype), size + joint.prescribed
+    acceleration = jnp.zeros((), zd.dtype) if zdd is None else zdd[joint.coordinate]
+    return zd[joint.coordinate], acceleration, joint.coordinate
+
+
+def _arm(angle, omega, alpha, jacobian_angle, local, slide):
+    """A vector ``X = R(theta) u`` fixed in a body but for a slide along ``a``, with its rates
+    (Featherstone 2008, §2.9, planar):
+
+    ``Xdot = omega perp(X) + sdot R a``,
+    ``Xddot = alpha perp(X) - omega^2 X + 2 omega sdot perp(R a) + sddot R a``,
+
+    and the Jacobian of ``Xdot`` on the velocities, ``perp(X) J_theta + R a e_s``.
+    ``slide``: None or ``(sdot, sddot, e_s, a)`` (``e_s``: the slide's unit row on the
+    velocities)."""
+    arm = rotate(angle, local)
+    turned = perp(arm)
+    rate, acceleration = omega * turned, alpha * turned - omega**2 * arm
+    jacobian = None if jacobian_angle is None else turned[:, None] * jacobian_angle[None, :]
+    if slide is not None:
+        speed, slide_acceleration, unit, axis = slide
+        along = rotate(angle, axis)
+        rate = rate + speed * along
+        acceleration = acceleration + 2.0 * omega * speed * perp(along) + slide_acceleration * along
+        if jacobian is not None:
+            jacobian = jacobian + along[:, None] * unit[None, :]
+    return arm, rate, acceleration, jacobian
+
+
+def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"], zd: Float[Array, " n"],
+                p: Float[Array, " drivers"], pd: Float[Array, " drivers"], zdd: Float[Array, " n"] | None = None,
+                order: int = 2) -> TreeMotion:
+    """The bodies' absolute coordinates ``q`` (m, rad), velocities ``qd``, the Jacobians
+    ``J = dq/dz`` and ``J_p = dq/dp`` and the accelerations at zero joint acceleration
+    ``c`` (``qdd = J zdd + c``), by one recursion over the tree (Featherstone 2008, §4.4,
+    §7.1, in the plane): with ``A = R(theta_p) u_p`` the parent's arm to the joint's point
+    and ``B = R(theta_c) u_c`` the child's (``u``: the joint's points ``p_i``, ``p_j``, the
+    slide ``s a`` added on body ``i``'s side), ``r_c = r_p + A +- offset - B``,
+    ``theta_c = theta_p +- phi``, and the rates of :func:`_arm` for both arms. No automatic
+    differentiation: the joint's motion is written out, as in the spatial tree
+    (:func:`~.spatial_kinematics.tree_motion`), and the positions are those of
+    :func:`forward_kinematics`.
+
+    ``zdd`` (None: zero) makes ``convective`` the whole acceleration ``J zdd + c``;
+    ``order`` 0 or 1 leaves the Jacobians zero. Returned as
+    :class:`~.spatial_kinematics.TreeMotion` with ``x = q``, ``v = qd``."""
+    dtype = jnp.result_type(z, zd, p, mechanism.masses)
+    size, width = z.shape[0], z.shape[0] + p.shape[0]
+    zero2, zero = jnp.zeros(2, dtype), jnp.zeros((), dtype)
+    jacobians = order == 2
+    units = np.eye(width)  # the velocities' unit rows: constants, no scatter in the program
+    none_or = lambda shape: jnp.zeros(shape, dtype) if jacobians else None  # noqa: E731
+    # (r, theta, v, omega, a, alpha, J_r (2 x width), J_theta (width))
+    bodies = {GROUND: (zero2, zero, zero2, zero, zero2, zero, none_or((2, width)), none_or((width,)))}
+    for joint in topology.joints:
+        if joint.kind == "free":
+            c = joint.coordinate
+            acceleration = jnp.zeros(3, dtype) if zdd is None else zdd[c : c + 3]
+            columns = jnp.asarray(units[c : c + 3], dtype) if jacobians else None
+            bodies[joint.body] = (z[c : c + 2], z[c + 2], zd[c : c + 2], zd[c + 2], acceleration[:2], acceleration[2],
+                                  None if columns is None else columns[:2], None if columns is None else columns[2])
+            continue
+        position, angle, velocity, omega, linear, alpha, jacobian_r, jacobian_theta = bodies[joint.parent]
+        ideal = {"revolute": mechanism.revolute_joints, "prismatic": mechanism.prismatic_joints,
+                 "fixed": mechanism.fixed_joints}[joint.kind][joint.index]
+        sign = 1.0 if joint.child_is_j else -1.0
+        slide, offset = None, zero2
+        if joint.kind == "revolute":
+            value = _joint_value(joint, z, p)
+            rate, acceleration, column = _joint_rates(joint, zd, pd, zdd, size)
+            child_angle, child_omega = angle + sign * value, omega + sign * rate
+            child_alpha = alpha + sign * acceleration
+            child_jacobian_theta = None if not jacobians else jacobian_theta + sign * units[column]
+            offset = sign * ideal.offset
+            point_i = ideal.point_i
+        else:
+            child_angle, child_omega, child_alpha = angle + sign * ideal.angle, omega, alpha
+            child_jacobian_theta = jacobian_theta
+            point_i = ideal.point_i
+            if joint.kind == "prismatic":
+                value = _joint_value(joint, z, p)
+                rate, acceleration, column = _joint_rates(joint, zd, pd, zdd, size)
+                slide = (rate, acceleration, units[column], ideal.axis)
+                point_i = point_i + value * ideal.axis
+        # the parent's arm to the joint's point and the child's arm to it
+        if joint.child_is_j:
+            parent_arm = _arm(angle, omega, alpha, jacobian_theta, point_i, slide)
+            child_arm = _arm(child_angle, child_omega, child_alpha, child_jacobian_theta, ideal.point_j, None)
+        else:
+            parent_arm = _arm(angle, omega, alpha, jacobian_theta, ideal.point_j, None)
+            child_arm = _arm(child_angle, child_omega, child_alpha, child_jacobian_theta, point_i, slide)
+        bodies[joint.body] = (position + parent_arm[0] + offset - child_arm[0], child_angle,
+                              velocity + parent_arm[1] - child_arm[1], child_omega,
+                              linear + parent_arm[2] - child_arm[2], child_alpha,
+                              None if not jacobians else jacobian_r + parent_arm[3] - child_arm[3],
+                              child_jacobian_theta)
+    ordered = [bodies[b] for b in range(mechanism.num_bodies)]
+
+    def stack(at, scalar):
+        return jnp.concatenate([jnp.concatenate([b[at], b[scalar][None]]) for b in ordered])
+
+    q, qd, convective = stack(0, 1), stack(2, 3), stack(4, 5)
+    if jacobians:
+        full = jnp.concatenate([jnp.concatenate([b[6], b[7][None]]) for b in ordered])
+        jacobian, driver_jacobian = full[:, :size], full[:, size:]
+    else:
+        jacobian, driver_jacobian = jnp.zeros((q.shape[0], size), dtype), jnp.zeros((q.shape[0], width - size), dtype)
+    return TreeMotion(q, qd, jacobian, driver_jacobian, convective)
 
 
 def joint_coordinates(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]

@@ -22,7 +22,7 @@ from ..mechanism import Mechanism
 from ..interface import AbstractMechanism
 from .dynamics import (TreeState, absolute_state, flatten_state, prescribed_rates, project_state, unflatten_state,
                        vector_field)
-from .kinematics import forward_kinematics, joint_coordinates
+from .kinematics import joint_coordinates, tree_motion
 from .topology import Topology, tree_topology
 
 
@@ -126,14 +126,10 @@ class TreeMechanism(AbstractMechanism):
 
     def body_accelerations(self, flat: Float[Array, " n"], flat_rate: Float[Array, " n"]
                            ) -> Float[Array, "bodies 2"]:
-        # qdd = d/dt (J zd + J_p pd) along (zd, zdd, pd); the speed drivers' pdd is zero
+        # qdd = J zdd + c by the recursion (the speed drivers' pdd is zero)
         state, rate = self.unflatten(flat), self.unflatten(flat_rate)
-        pd = prescribed_rates(self.absolute, self.topology)
-
-        def velocity(z, zd, p):
-            return jax.jvp(lambda z_, p_: forward_kinematics(self.absolute, self.topology, z_, p_), (z, p), (zd, pd))[1]
-
-        _, qdd = jax.jvp(velocity, (state.z, state.zd, state.prescribed), (state.zd, rate.zd, pd))
+        qdd = tree_motion(self.absolute, self.topology, state.z, state.zd, state.prescribed,
+                          prescribed_rates(self.absolute, self.topology), zdd=rate.zd, order=1).convective
         return qdd.reshape(-1, 3)[:, :2]
 
 
