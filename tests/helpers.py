@@ -114,3 +114,37 @@ materials = ["steel", "steel"]
 {contact}
 """
     return text + (f"[simulation]\n{simulation}\n" if simulation else "")
+
+
+def check_lanes_and_clearance_gradient(base, settings) -> None:
+    """Refilling lanes give each point's single solve to the solver's tolerance (the lanes
+    step with the lean explicit stage loop, which rounds differently), and the derivative of
+    the first clearance joint's peak force with respect to ``joints.pin.clearance``, reverse
+    mode (``jax.grad``) through the solve, matches central differences of it. ``settings``
+    at rtol 1e-8: the solver's noise over the 1e-7 m step stays below 1e-4 of the slope."""
+    import jax
+    import jax.numpy as jnp
+    import pytest
+
+    import model
+    from pipelines.build import ParameterMap
+
+    parameters = ParameterMap(base, ["joints.pin.clearance"])
+    values = jnp.asarray([[2e-4], [5e-4], [3e-4]])
+
+    @jax.jit
+    def peak_forces(values):
+        mechanisms = jax.vmap(parameters.apply, (None, 0))(base, values)
+        return model.simulate_ensemble(mechanisms, settings, lanes=2).peaks.max_normal_force[:, 0]
+
+    @jax.jit
+    def single(value):
+        return model.simulate(parameters.apply(base, value), settings).peaks.max_normal_force[0]
+
+    lanes = peak_forces(values)
+    for k in range(values.shape[0]):
+        assert float(lanes[k]) == pytest.approx(float(single(values[k])), rel=1e-7)
+    derivative = jax.jit(jax.grad(lambda value: single(value[None])))(values[1, 0])
+    step = 1e-7  # m
+    central = (single(values[1] + step) - single(values[1] - step)) / (2 * step)
+    assert float(derivative) == pytest.approx(float(central), rel=1e-3)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import model
-from pipelines.build import ParameterMap, build_mechanism, solver_settings
+from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
-from tests.helpers import FLORES
+from tests.helpers import FLORES, check_lanes_and_clearance_gradient
 
 pytestmark = [pytest.mark.slow, pytest.mark.validation]
 
@@ -52,28 +52,7 @@ def test_joint_engine_matches_the_absolute_engine(runs):
 
 
 def test_lanes_and_derivatives_through_the_joint_engine(config):
-    """Refilling lanes give each point's single solve to the solver's tolerance (the lanes
-    step with the lean explicit stage loop, which rounds differently); the derivative of
-    the peak force with respect to the clearance, reverse mode (``jax.grad``) through the
-    solve, matches central differences of it."""
+    """Refilling lanes and reverse-mode derivatives through the planar joint engine
+    (:func:`tests.helpers.check_lanes_and_clearance_gradient`)."""
     settings = solver_settings(config, t_end=T_END, output_interval=T_END, rtol=1e-8, atol=1e-11)
-    base = build_mechanism(config)
-    parameters = ParameterMap(base, ["joints.pin.clearance"])
-    values = jnp.asarray([[2e-4], [5e-4], [3e-4]])
-
-    @jax.jit
-    def peak_forces(values):
-        mechanisms = jax.vmap(parameters.apply, (None, 0))(base, values)
-        return model.simulate_ensemble(mechanisms, settings, lanes=2).peaks.max_normal_force[:, 0]
-
-    @jax.jit
-    def single(value):
-        return model.simulate(parameters.apply(base, value), settings).peaks.max_normal_force[0]
-
-    lanes = peak_forces(values)
-    for k in range(values.shape[0]):
-        assert float(lanes[k]) == pytest.approx(float(single(values[k])), rel=1e-7)
-    derivative = jax.jit(jax.grad(lambda value: single(value[None])))(values[1, 0])
-    step = 1e-7  # m: the solver's noise (rtol 1e-8) over the step stays below 1e-4 of the slope
-    central = (single(values[1] + step) - single(values[1] - step)) / (2 * step)
-    assert float(derivative) == pytest.approx(float(central), rel=1e-3)
+    check_lanes_and_clearance_gradient(build_mechanism(config), settings)

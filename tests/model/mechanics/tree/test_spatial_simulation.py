@@ -22,9 +22,9 @@ from model.mechanics.spatial.dynamics import angular_momentum, kinetic_energy
 from model.mechanics.spatial.joints import SpatialJoint
 from model.mechanics.tree import SpatialTreeMechanism, tree_mechanism, tree_topology
 from model.mechanics.tree.spatial_dynamics import evaluate
-from pipelines.build import ParameterMap, build_mechanism, solver_settings
+from pipelines.build import build_mechanism, solver_settings
 from pipelines.config import load_mechanism
-from tests.helpers import CONFIGS
+from tests.helpers import CONFIGS, check_lanes_and_clearance_gradient
 
 pytestmark = [pytest.mark.slow, pytest.mark.validation]
 
@@ -190,28 +190,8 @@ def test_spherical_pendulum_conserves_energy_and_vertical_momentum(swings):
 
 
 def test_lanes_and_derivatives_through_the_joint_engine():
-    """Refilling lanes give each point's single solve to the solver's tolerance; the
-    derivative of the peak force with respect to the clearance, reverse mode (``jax.grad``)
-    through the solve, matches central differences of it."""
+    """Refilling lanes and reverse-mode derivatives through the spatial joint engine
+    (:func:`tests.helpers.check_lanes_and_clearance_gradient`)."""
     settings = solver_settings(config(FLORES_3D), t_end=WINDOWS[FLORES_3D], output_interval=WINDOWS[FLORES_3D],
                                rtol=1e-8, atol=1e-11)
-    base = build_mechanism(config(FLORES_3D), "joint")
-    parameters = ParameterMap(base, ["joints.pin.clearance"])
-    values = jnp.asarray([[2e-4], [5e-4], [3e-4]])
-
-    @jax.jit
-    def peak_forces(values):
-        mechanisms = jax.vmap(parameters.apply, (None, 0))(base, values)
-        return model.simulate_ensemble(mechanisms, settings, lanes=2).peaks.max_normal_force[:, 0]
-
-    @jax.jit
-    def single(value):
-        return model.simulate(parameters.apply(base, value), settings).peaks.max_normal_force[0]
-
-    lanes = peak_forces(values)
-    for k in range(values.shape[0]):
-        assert float(lanes[k]) == pytest.approx(float(single(values[k])), rel=1e-7)
-    derivative = jax.jit(jax.grad(lambda value: single(value[None])))(values[1, 0])
-    step = 1e-7  # m
-    central = (single(values[1] + step) - single(values[1] - step)) / (2 * step)
-    assert float(derivative) == pytest.approx(float(central), rel=1e-3)
+    check_lanes_and_clearance_gradient(build_mechanism(config(FLORES_3D), "joint"), settings)
