@@ -10,9 +10,9 @@ constraint rows and no drift.
 """
 
 from .mechanism import TreeMechanism as TreeMechanism
-from .mechanism import tree_mechanism as tree_mechanism
+from .engine import tree_mechanism as tree_mechanism
 from .spatial_mechanism import SpatialTreeMechanism as SpatialTreeMechanism
 from .topology import Topology as Topology
 from .topology import TreeJoint as TreeJoint
 from .topology import UnsupportedMechanism as UnsupportedMechanism
-from .topology import tree_topology as tree_topology
+from .mechanism_tree import tree_topology as tree_topology

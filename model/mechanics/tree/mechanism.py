@@ -23,7 +23,8 @@ from ..interface import AbstractMechanism
 from .dynamics import (TreeState, absolute_state, flatten_state, prescribed_rates, project_state, unflatten_state,
                        vector_field)
 from .kinematics import joint_coordinates, tree_motion
-from .topology import Topology, tree_topology
+from .mechanism_tree import tree_topology
+from .topology import Topology
 
 
 class TreeMechanism(AbstractMechanism):
@@ -73,8 +74,9 @@ class TreeMechanism(AbstractMechanism):
     def idealised(self, with_offsets: bool = False) -> "TreeMechanism":
         """The ideal-joint twin (every clearance joint an ideal revolute joint, with
         ``with_offsets`` held at its initial eccentricity) on this engine: the pins that
-        close loops are cut (:func:`~.topology.tree_topology`)."""
-        return tree_mechanism(self.absolute.idealised(with_offsets))
+        close loops are cut (:func:`~.mechanism_tree.tree_topology`)."""
+        twin = self.absolute.idealised(with_offsets)
+        return type(self)(twin, tree_topology(twin))
 
     def _sizes(self) -> tuple[int, int, int, int]:
         return (self.topology.size, self.absolute.memory_size, len(self.topology.speed_drivers),
@@ -131,15 +133,3 @@ class TreeMechanism(AbstractMechanism):
         qdd = tree_motion(self.absolute, self.topology, state.z, state.zd, state.prescribed,
                           prescribed_rates(self.absolute, self.topology), zdd=rate.zd, order=1).convective
         return qdd.reshape(-1, 3)[:, :2]
-
-
-def tree_mechanism(mechanism) -> TreeMechanism:
-    """``mechanism`` (planar or spatial) on the joint-coordinate engine, a planar one's
-    closed loops of ideal joints cut (:class:`~.spatial_mechanism.SpatialTreeMechanism` for a
-    spatial one); :class:`~.topology.UnsupportedMechanism` where the engine does not apply
-    (:func:`~.topology.tree_topology`)."""
-    if mechanism.dimension == 3:
-        from .spatial_mechanism import SpatialTreeMechanism  # noqa: PLC0415 (it subclasses TreeMechanism)
-
-        return SpatialTreeMechanism(mechanism, tree_topology(mechanism))
-    return TreeMechanism(mechanism, tree_topology(mechanism))

@@ -20,6 +20,7 @@ from .dynamics import TreeState, prescribed_rates
 from .mechanism import TreeMechanism
 from .spatial_dynamics import absolute_state, body_accelerations, project_state, vector_field
 from .spatial_kinematics import joint_coordinates, joint_velocities
+from .topology import UnsupportedMechanism
 
 
 class SpatialTreeMechanism(TreeMechanism):
@@ -54,15 +55,11 @@ class SpatialTreeMechanism(TreeMechanism):
     def idealised(self, with_offsets: bool = False):
         """The ideal-joint twin (:meth:`~model.mechanics.spatial.SpatialMechanism.idealised`)
         on this engine, the loops its clearance joints made ideal close cut; on the absolute
-        engine where the joint engine does not apply (:func:`~.topology.tree_topology`)."""
-        from .mechanism import tree_mechanism  # noqa: PLC0415 (it imports this module)
-        from .topology import UnsupportedMechanism  # noqa: PLC0415
-
-        twin = self.absolute.idealised(with_offsets)
+        engine where the joint engine does not apply (:func:`~.mechanism_tree.tree_topology`)."""
         try:
-            return tree_mechanism(twin)
+            return super().idealised(with_offsets)
         except UnsupportedMechanism:
-            return twin
+            return self.absolute.idealised(with_offsets)
 
     def state_absolute(self, state: TreeState) -> SpatialState:
         return absolute_state(self.absolute, self.topology, state)
