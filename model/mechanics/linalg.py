@@ -7,6 +7,7 @@
 """
 
 import functools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -100,3 +101,15 @@ def inverse_3x3(matrices: Float[Array, "... 3 3"]) -> Float[Array, "... 3 3"]:
     adjugate_columns = [jnp.cross(rows[1], rows[2]), jnp.cross(rows[2], rows[0]), jnp.cross(rows[0], rows[1])]
     determinant = jnp.sum(rows[0] * adjugate_columns[0], axis=-1)
     return jnp.stack(adjugate_columns, axis=-1) / determinant[..., None, None]
+
+
+def schur_solve(solve: Callable, rhs: Float[Array, " n"], coupling: Float[Array, "m n"], gamma: Float[Array, " m"]
+                ) -> tuple[Float[Array, " n"], Float[Array, " m"]]:
+    """``(x, lambda)`` of ``[[H, G^T], [G, 0]] [x; lambda] = [rhs; gamma]`` with ``G`` =
+    ``coupling``, by one application of ``solve`` (``B -> H^-1 B``, ``H`` symmetric positive
+    definite) to ``[rhs, G^T]`` and the Schur complement ``G H^-1 G^T`` (few rows) by
+    :func:`spd_solve` (Golub & Van Loan 2013, §4.2; the cut-joint method, Jalón & Bayo 1994)."""
+    solved = solve(jnp.concatenate([rhs[:, None], coupling.T], axis=1))
+    unconstrained, spread = solved[:, 0], solved[:, 1:]
+    multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
+    return unconstrained - spread @ multipliers, multipliers

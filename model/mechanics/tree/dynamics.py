@@ -43,7 +43,7 @@ from jaxtyping import Array, Float
 from ...contact.memory import impact_memory_rate
 from ..constraints import joint_constraints
 from ..dynamics import State, mass_diagonal
-from ..linalg import UNROLLED_CHOLESKY_MAX, spd_solve
+from ..linalg import UNROLLED_CHOLESKY_MAX, schur_solve, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics, tree_motion
@@ -152,11 +152,8 @@ def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> Tree
         rhs = jacobian.T @ (applied - mass * convective)
         if topology.cuts:
             cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, q, qd, convective, jacobian)
-            # one factorisation of H for H^-1 [rhs, G^T], then the Schur complement
-            solved = inertia_solve(mechanism, topology, jacobian, jnp.concatenate([rhs[:, None], coupling.T], axis=1))
-            unconstrained, spread = solved[:, 0], solved[:, 1:]
-            multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
-            zdd = unconstrained - spread @ multipliers
+            zdd, multipliers = schur_solve(lambda b: inertia_solve(mechanism, topology, jacobian, b), rhs, coupling,
+                                           gamma)
             reaction = cut_jacobian.T @ multipliers
         else:
             zdd = inertia_solve(mechanism, topology, jacobian, rhs)

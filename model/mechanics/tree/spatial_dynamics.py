@@ -38,7 +38,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
-from ..linalg import spd_solve
+from ..linalg import schur_solve, spd_solve
 from ..spatial.dynamics import SpatialState, gyroscopic_forces, world_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
 from ..spatial.forces import applied_forces, contact_forces
@@ -101,11 +101,7 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
         rhs = jacobian.T @ (applied - _mass_apply(mechanism, inertias, convective))
         if topology.cut_rows:
             cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, x, v, convective, jacobian)
-            # one factorisation of H for H^-1 [rhs, G^T], then the Schur complement
-            solved = spd_solve(inertia, jnp.concatenate([rhs[:, None], coupling.T], axis=1))
-            unconstrained, spread = solved[:, 0], solved[:, 1:]
-            multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
-            zdd = unconstrained - spread @ multipliers
+            zdd, multipliers = schur_solve(lambda b: spd_solve(inertia, b), rhs, coupling, gamma)
             # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
             applied = applied - cut_jacobian.T @ multipliers
         else:
