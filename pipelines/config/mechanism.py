@@ -353,8 +353,8 @@ class Simulation(Section):
     engine: Literal["auto", "joint", "absolute"] = Field(
         "auto", description="equations of motion: joint = the joint coordinates of the kinematic tree (a planar "
         "mechanism, its clearance joints cut; constraint rows only for the ideal joints that close loops; flexible "
-        "bodies' segments on free joints; or a spatial rigid mechanism whose ideal joints form a tree once its "
-        "clearance joints are cut), absolute = absolute body coordinates with constraint rows (every mechanism), "
+        "bodies' segments on free joints; or a spatial mechanism, rigid or flexible, its clearance joints cut, "
+        "constraint rows only for the ideal joints that close loops), absolute = absolute body coordinates with constraint rows (every mechanism), "
         "auto = joint where it applies to a planar mechanism, absolute otherwise (every spatial mechanism) "
         "(docs/engine.md)")
 

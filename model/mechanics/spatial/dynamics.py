@@ -144,12 +144,23 @@ def _block_pattern(groups, shared) -> tuple[tuple[bool, ...], ...]:
                  for g, group in enumerate(groups) for _ in group.rows)
 
 
-def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> Evaluation:
-    x, v = state.x, state.v
-    contact_generalised, contact = contact_forces(mechanism, x, v, state.impact_memory)
-    inverse_inertias = world_inverse_inertias(mechanism, x)
+def body_forces(mechanism: SpatialMechanism, x, v, memory) -> tuple[Float[Array, " velocities"], object]:
+    """``(Q, contact state)``: every force on the bodies but the ideal joints' reactions,
+    ``[f, tau]`` per body in the ground frame (N, N m): gravity, loads and torque drivers,
+    every clearance joint's contact, friction and film (its state returned with it), the
+    gyroscopic term ``-omega x (I omega)`` of the Newton-Euler equations (Shabana 2010, §7)
+    and the flexible bodies' beam elements (:func:`~.beams.beam_forces`). Both engines
+    apply these: the absolute one on the twists, the joint one through ``J^T``."""
+    contact_generalised, contact = contact_forces(mechanism, x, v, memory)
     applied = (applied_forces(mechanism, x) + contact_generalised + gyroscopic_forces(mechanism, x, v)
                + beam_forces(mechanism, x, v))
+    return applied, contact
+
+
+def evaluate(mechanism: SpatialMechanism, t, state: SpatialState) -> Evaluation:
+    x, v = state.x, state.v
+    applied, contact = body_forces(mechanism, x, v, state.impact_memory)
+    inverse_inertias = world_inverse_inertias(mechanism, x)
     groups = jacobian_row_groups(mechanism, x, t)
     if groups:
         vdot, multipliers = constrained_accelerations(mechanism, groups, inverse_inertias, applied,

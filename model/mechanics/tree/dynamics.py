@@ -37,17 +37,16 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
 from ..constraints import joint_constraints
 from ..dynamics import State, mass_diagonal
-from ..linalg import UNROLLED_CHOLESKY_MAX, schur_solve, spd_solve
+from ..linalg import UNROLLED_CHOLESKY_MAX, block_diagonal_solve, schur_solve, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics, tree_motion
-from .topology import Topology, diagonal_coordinates
+from .topology import PLANAR_SIZES, Topology, decoupled_blocks
 
 
 class TreeState(NamedTuple):
@@ -103,23 +102,26 @@ def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> F
 
 def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Array, "coords n"],
                   rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = J^T M J``: the unrolled Cholesky of
-    :func:`~model.mechanics.linalg.spd_solve` up to its size ``UNROLLED_CHOLESKY_MAX``.
-    Above it (a flexible body's segments), the coordinates of childless free joints
-    (:func:`~.topology.diagonal_coordinates`) have only their diagonal entry in ``H``, so
-    they are divided by it, and the others are solved on their block alone, so that the
-    factorised system stays the size of the mechanism's rigid part."""
-    diagonal = diagonal_coordinates(topology)
-    if not diagonal or topology.size <= UNROLLED_CHOLESKY_MAX:
-        return spd_solve(joint_inertia(mechanism, jacobian), rhs)
-    mass = mass_diagonal(mechanism)
-    picked = np.asarray(diagonal)
-    entries = jnp.sum(jacobian[:, picked] ** 2 * mass[:, None], axis=0)
-    solution = jnp.zeros_like(rhs).at[picked].set(rhs[picked] / entries.reshape((-1,) + (1,) * (rhs.ndim - 1)))
-    dense = np.asarray([k for k in range(topology.size) if k not in diagonal], dtype=int)
-    if dense.size:
-        solution = solution.at[dense].set(spd_solve(joint_inertia(mechanism, jacobian[:, dense]), rhs[dense]))
-    return solution
+    """``H^-1 rhs`` with ``H = J^T M J`` (:func:`structured_inertia_solve`, the planar
+    mass matrix)."""
+    weighted = jacobian * mass_diagonal(mechanism)[:, None]
+    return structured_inertia_solve(topology, PLANAR_SIZES, jacobian, weighted, rhs)
+
+
+def structured_inertia_solve(topology: Topology, sizes: dict[str, tuple[int, int]], jacobian: Float[Array, "rows n"],
+                             weighted: Float[Array, "rows n"], rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``H^-1 rhs`` with ``H = J^T W``, ``W = M J`` (``weighted``), planar or spatial
+    (``sizes``): the unrolled Cholesky of :func:`~model.mechanics.linalg.spd_solve` up to
+    its size ``UNROLLED_CHOLESKY_MAX``. Above it (a flexible body's segments), the
+    velocities of childless free joints (:func:`~.topology.decoupled_blocks`) make
+    diagonal blocks of ``H`` coupled to nothing else, so they are solved block by block and
+    the others on their block alone
+    (:func:`~model.mechanics.linalg.block_diagonal_solve`): the factorised system stays the
+    size of the mechanism's rigid part."""
+    blocks = decoupled_blocks(topology, sizes)
+    if not blocks or topology.rate_size <= UNROLLED_CHOLESKY_MAX:
+        return spd_solve(jacobian.T @ weighted, rhs)
+    return block_diagonal_solve(jacobian, weighted, blocks, rhs)
 
 
 def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]) -> Float[Array, " m"]:

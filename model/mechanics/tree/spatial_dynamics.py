@@ -9,10 +9,13 @@ velocities gives (Jalon & Bayo 1994, ch. 5, velocity transformations; Feathersto
     ``H zdd = J^T (Q - M c)``,   ``H = J^T M J``,
 
 with ``M`` per body ``diag(m I_3, R J_b R^T)`` (mass and world inertia) and ``Q`` the
-absolute engine's applied forces on the twists: gravity, loads, torque drivers, every
-clearance joint's contact, friction and oil film, and the gyroscopic term
-``-omega x (I omega)`` of the Newton-Euler equations (Shabana 2010, §7). ``H`` is
-factorised by the unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`.
+absolute engine's forces on the twists (:func:`model.mechanics.spatial.dynamics.body_forces`):
+gravity, loads, torque drivers, every clearance joint's contact, friction and oil film,
+the gyroscopic term ``-omega x (I omega)`` of the Newton-Euler equations (Shabana 2010,
+§7) and the beam elements of flexible bodies, whose segments are bodies of the tree. ``H``
+is factorised by the unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`; above
+its size the free segments' blocks are divided out first
+(:func:`~.dynamics.structured_inertia_solve`, shared with the planar tree).
 A speed driver's torque is ``tau = J_p^T (M vdot - Q + Phi_v^T lambda)``, as in the
 planar tree.
 
@@ -39,12 +42,11 @@ from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
 from ..linalg import schur_solve, spd_solve
-from ..spatial.dynamics import SpatialState, gyroscopic_forces, world_inertias
+from ..spatial.dynamics import SpatialState, body_forces, world_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
-from ..spatial.forces import applied_forces, contact_forces
-from .dynamics import TreeState, prescribed_rates
+from .dynamics import TreeState, prescribed_rates, structured_inertia_solve
 from .spatial_kinematics import coordinate_rate, tree_motion
-from .topology import Topology
+from .topology import SPATIAL_SIZES, Topology
 
 if TYPE_CHECKING:
     from ..spatial.mechanism import SpatialMechanism
@@ -91,21 +93,20 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
     pd = prescribed_rates(mechanism, topology)
     x, v, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
                                                               state.prescribed, pd)
-    generalised_contact, contact = contact_forces(mechanism, x, v, state.impact_memory)
-    applied = applied_forces(mechanism, x) + generalised_contact + gyroscopic_forces(mechanism, x, v)
+    applied, contact = body_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
     multipliers = jnp.zeros((0,), x.dtype)
     if topology.rate_size:
         weighted = _mass_apply(mechanism, inertias, jacobian.T).T  # M J (M symmetric)
-        inertia = jacobian.T @ weighted
+        solve = lambda b: structured_inertia_solve(topology, SPATIAL_SIZES, jacobian, weighted, b)  # noqa: E731
         rhs = jacobian.T @ (applied - _mass_apply(mechanism, inertias, convective))
         if topology.cut_rows:
             cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, x, v, convective, jacobian)
-            zdd, multipliers = schur_solve(lambda b: spd_solve(inertia, b), rhs, coupling, gamma)
+            zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
             # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
             applied = applied - cut_jacobian.T @ multipliers
         else:
-            zdd = spd_solve(inertia, rhs)
+            zdd = solve(rhs)
         vdot = jacobian @ zdd + convective
     else:
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
@@ -131,9 +132,9 @@ def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeSt
     pd = prescribed_rates(mechanism, topology)
     motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd)
     inertias = world_inertias(mechanism, motion.x)
-    inertia = motion.jacobian.T @ _mass_apply(mechanism, inertias, motion.jacobian.T).T
+    weighted = _mass_apply(mechanism, inertias, motion.jacobian.T).T
     coupling = constraint_jacobian(cut, motion.x, 0.0) @ motion.jacobian
-    spread = spd_solve(inertia, coupling.T)
+    spread = structured_inertia_solve(topology, SPATIAL_SIZES, motion.jacobian, weighted, coupling.T)
 
     def correction(residual):
         return -spread @ spd_solve(coupling @ spread, residual)
