@@ -72,15 +72,15 @@ def build_mechanism(config: MechanismConfig | SpatialConfig, engine: str | None 
     names (``engine`` overrides it): in the joint coordinates of its kinematic tree
     (:class:`~model.mechanics.tree.TreeMechanism`, for ``dimension = 3``
     :class:`~model.mechanics.tree.SpatialTreeMechanism`) for ``"joint"``, and for
-    ``"auto"`` where that engine applies to a planar config; else in absolute coordinates
+    ``"auto"`` wherever that engine applies, planar or spatial; else in absolute coordinates
     (:class:`~model.mechanics.mechanism.Mechanism`,
     :class:`~model.mechanics.spatial.SpatialMechanism` by
-    :func:`pipelines.build_spatial.build_spatial`). ``"auto"`` keeps spatial configs on the
-    absolute engine (docs/engine.md)."""
+    :func:`pipelines.build_spatial.build_spatial`): ``"absolute"``, and ``"auto"`` where
+    :func:`~model.mechanics.tree.tree_mechanism` raises
+    :class:`~model.mechanics.tree.UnsupportedMechanism` (docs/engine.md)."""
     engine = engine or config.simulation.engine
-    spatial = isinstance(config, SpatialConfig)
-    mechanism = build_spatial(config) if spatial else _build_absolute(config)
-    if engine == "absolute" or (spatial and engine == "auto"):
+    mechanism = build_spatial(config) if isinstance(config, SpatialConfig) else _build_absolute(config)
+    if engine == "absolute":
         return mechanism
     try:
         return tree_mechanism(mechanism)

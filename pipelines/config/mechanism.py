@@ -353,10 +353,10 @@ class Simulation(Section):
     engine: Literal["auto", "joint", "absolute"] = Field(
         "auto", description="equations of motion: joint = the joint coordinates of the kinematic tree (a planar "
         "mechanism, its clearance joints cut; constraint rows only for the ideal joints that close loops; flexible "
-        "bodies' segments on free joints; or a spatial rigid mechanism whose ideal joints form a tree once its "
-        "clearance joints are cut), absolute = absolute body coordinates with constraint rows (every mechanism), "
-        "auto = joint where it applies to a planar mechanism, absolute otherwise (every spatial mechanism) "
-        "(docs/engine.md)")
+        "bodies' segments on free joints; or a spatial rigid mechanism, its clearance joints cut and the ideal joints "
+        "that close loops held by their rows), absolute = absolute body coordinates with constraint rows (every "
+        "mechanism), auto = joint wherever it applies, planar or spatial, absolute otherwise (spatial flexible "
+        "bodies, a speed driver the tree cannot prescribe) (docs/engine.md)")
 
     @model_validator(mode="after")
     def _interval_fits(self) -> "Simulation":

@@ -23,7 +23,10 @@ from tests.helpers import CONFIGS, FLORES, write_sweep
     ("fourbar_two_clearances.toml", "auto", TreeMechanism),  # the rocker on a free joint
     ("flores_flexible.toml", "auto", TreeMechanism),  # the rod's segments on free joints
     ("double_link_clearance.toml", "joint", SpatialTreeMechanism),  # each link on an axial joint
-    ("double_link_clearance.toml", "auto", SpatialMechanism),  # spatial: absolute unless asked
+    ("double_link_clearance.toml", "auto", SpatialTreeMechanism),
+    ("double_link_clearance.toml", "absolute", SpatialMechanism),
+    ("spherical_pendulum.toml", "auto", SpatialTreeMechanism),  # the rod on a free joint under its ball
+    ("flexible_cantilever_3d.toml", "auto", SpatialMechanism),  # flexible: the joint engine does not apply
 ])
 def test_the_engine_the_config_asks_for(name, engine, kind):
     config = load_mechanism(CONFIGS / name, [f"simulation.engine={engine}"])
