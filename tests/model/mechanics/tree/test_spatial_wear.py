@@ -25,7 +25,7 @@ WEAR = f"""base = "{CONFIGS / 'double_link_clearance.toml'}"
 [wear]
 joint = "joint1"
 coefficient = "8e-14 1/Pa"
-cycles = 5000
+cycles = 2500
 period = "10 ms"
 warmup_cycles = 0
 cycles_per_update = 1
@@ -52,19 +52,17 @@ def lives(tmp_path_factory) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
 
 def test_a_worn_spatial_bushing_wears_as_on_the_absolute_engine(lives):
     """Per pass, the worn volume and ``int F |v_t| dt`` (summed over the slices) to 1e-6
-    relative, the deepest bin to 1e-4, the sampled peak force to 1e-5; every bin of every
-    slice to 5e-3 of the deepest (the contact point sweeps across the bins during an impact
-    and each step's quadrature points sample it where the step sequence puts them;
-    docs/engine.md)."""
+    relative, the deepest bin to 1e-5, the sampled peak force to 1e-5, every bin of every
+    slice to 1e-4 of the deepest (docs/engine.md)."""
     (joint_profiles, joint_life), (absolute_profiles, absolute_life) = lives["joint"], lives["absolute"]
     assert list(joint_life["cycles"]) == [0.0, 2500.0] and set(joint_life["status"]) == {"ok"}
     assert set(absolute_life["status"]) == {"ok"}
     assert float(absolute_life["load_distance"].iloc[0]) > 0.0
-    for column, rtol in (("load_distance", 1e-6), ("volume", 1e-6), ("max_depth", 1e-4),
+    for column, rtol in (("load_distance", 1e-6), ("volume", 1e-6), ("max_depth", 1e-5),
                          ("joint1.max_normal_force", 1e-5)):
         np.testing.assert_allclose(joint_life[column], absolute_life[column], rtol=rtol, err_msg=column)
     worn_joint, worn_absolute = (profiles[profiles["update"] == 1]["depth"].to_numpy()
                                  for profiles in (joint_profiles, absolute_profiles))
     largest = float(worn_absolute.max())
     assert largest > 0.0
-    np.testing.assert_allclose(worn_joint, worn_absolute, rtol=0, atol=5e-3 * largest)
+    np.testing.assert_allclose(worn_joint, worn_absolute, rtol=0, atol=1e-4 * largest)
