@@ -25,9 +25,8 @@ def tree_topology(mechanism) -> Topology:
     are force elements: a body held only by them gets a free joint. A spatial loop's cut
     rows may depend on the tree's joints (a planar loop of spatial revolute joints repeats
     out-of-plane rows): only the independent ones are kept (:func:`cut_rows`). A planar
-    flexible body's segments are
-    bodies: the one an ideal joint places hangs on it, the others get free joints (the beam
-    elements are force elements)."""
+    flexible body's segments are bodies: the one an ideal joint places hangs on it, the
+    others get free joints (the beam elements are force elements)."""
     if mechanism.dimension == 3:
         if mechanism.beam_chains:
             raise UnsupportedMechanism("it has flexible bodies")

@@ -1,7 +1,8 @@
 """Spatial mechanisms solved on the joint-coordinate engine against the absolute engine:
-the Flores slider-crank and the double link over their first impacts, the joint engine's
-rates in contact, a spinning spherical pendulum's conservation laws, and jit, vmap
-(refilling lanes) and reverse-mode derivatives through a solve.
+the Flores slider-crank, the double link and the spherical pendulum over their first
+impacts, the conical pendulum on its seated ball (and its analytic steady state), the
+joint engine's rates in contact, a spinning spherical pendulum's conservation laws, and
+jit, vmap (refilling lanes) and reverse-mode derivatives through a solve.
 
 Compiles several programs of the full integrator (minutes of CPU at the suite's
 optimisation level), so the module is ``validation``; the default run checks the same
