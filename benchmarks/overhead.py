@@ -713,22 +713,28 @@ def _looped(function):
 
 
 def engine_field(argv=None) -> int:
-    """What one evaluation costs per lane on each planar engine: the vector field, and the two
+    """What one evaluation costs per lane on each engine: the vector field, and the two
     queries the peak tracking makes at every sample of a step (body accelerations, contact
-    values), vmapped over 128 lanes of the Flores slider-crank (clearances 0.1-0.5 mm): 100
-    evaluations in one compiled loop (a single call's time is mostly dispatch), best of 20
-    loops, wall and CPU time (docs/BENCHMARKS.md, section 1e; docs/engine.md)::
+    values), vmapped over 128 lanes of a config (default the Flores slider-crank; its first
+    clearance joint's clearance from 0.2 to 1 times the configured one, 0.1-0.5 mm for the
+    slider-crank): 100 evaluations in one compiled loop (a single call's time is mostly
+    dispatch), best of 20 loops, wall and CPU time (docs/BENCHMARKS.md, section 1e;
+    docs/engine.md)::
 
         python -m benchmarks.overhead --case engine-field
+        python -m benchmarks.overhead --case engine-field configs/double_link_clearance.toml
     """
-    argparse.ArgumentParser(description=engine_field.__doc__.splitlines()[0]).parse_args(argv)
+    parser = argparse.ArgumentParser(description=engine_field.__doc__.splitlines()[0])
+    parser.add_argument("config", nargs="?", default="configs/flores_slider_crank.toml")
+    args = parser.parse_args(argv)
     model.configure()
-    config = load_mechanism("configs/flores_slider_crank.toml")
-    values = jnp.linspace(1e-4, 5e-4, LANES)[:, None]
+    config = load_mechanism(args.config)
+    path = f"joints.{build_mechanism(config, 'absolute').clearance_names[0]}.clearance"
     rows = []
     for engine in ("joint", "absolute"):
         base = build_mechanism(config, engine)
-        parameters = ParameterMap(base, ["joints.pin.clearance"])
+        parameters = ParameterMap(base, [path])
+        values = jnp.linspace(0.2, 1.0, LANES)[:, None] * parameters.read(base)
         mechanisms = jax.vmap(parameters.apply, (None, 0))(base, values)
         y0 = jax.jit(jax.vmap(lambda m: m.flatten(m.initial_state())))(mechanisms)
         rate = jax.jit(jax.vmap(lambda m, y: m.flat_vector_field(0.0, y)))(mechanisms, y0)

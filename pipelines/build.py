@@ -75,8 +75,10 @@ def build_mechanism(config: MechanismConfig | SpatialConfig, engine: str | None 
     ``"auto"`` where that engine applies to a planar config; else in absolute coordinates
     (:class:`~model.mechanics.mechanism.Mechanism`,
     :class:`~model.mechanics.spatial.SpatialMechanism` by
-    :func:`pipelines.build_spatial.build_spatial`). ``"auto"`` keeps spatial configs on the
-    absolute engine (docs/engine.md)."""
+    :func:`pipelines.build_spatial.build_spatial`): ``"absolute"``, ``"auto"`` for a spatial
+    config (the absolute engine runs the shipped spatial configs faster, docs/engine.md),
+    and ``"auto"`` where :func:`~model.mechanics.tree.tree_mechanism` raises
+    :class:`~model.mechanics.tree.UnsupportedMechanism`."""
     engine = engine or config.simulation.engine
     spatial = isinstance(config, SpatialConfig)
     mechanism = build_spatial(config) if spatial else _build_absolute(config)

@@ -193,6 +193,9 @@ class _Integrator(eqx.Module):
         steps (a Flores point's positions off by 1.3e-4 m instead of 5e-8 m; found by
         ``tests/model/test_ensemble.py::test_stiff_solvers_in_lanes``). Starting with
         ``(False, f(t0, y0))`` is the value that stage computes, and no lane is ever fresh.
+        The ``isinstance`` test sees through the constraint projection of a constrained
+        mechanism (a ``diffrax.AbstractWrappedSolver`` whose state is its wrapped solver's,
+        ``keeps_solver_state``; ``tests/model/integrate/test_ensemble_solver_state.py``).
         """
         state = self.solver.init(self.terms, t0, t1, y0, mechanism)
         if isinstance(self.solver, diffrax.AbstractRungeKutta) and state is not None:

@@ -354,9 +354,9 @@ class Simulation(Section):
         "auto", description="equations of motion: joint = the joint coordinates of the kinematic tree (a planar "
         "mechanism, its clearance joints cut; constraint rows only for the ideal joints that close loops; flexible "
         "bodies' segments on free joints; or a spatial mechanism, rigid or flexible, its clearance joints cut, "
-        "constraint rows only for the ideal joints that close loops), absolute = absolute body coordinates with constraint rows (every mechanism), "
-        "auto = joint where it applies to a planar mechanism, absolute otherwise (every spatial mechanism) "
-        "(docs/engine.md)")
+        "constraint rows only for the ideal joints that close loops), absolute = absolute body coordinates with "
+        "constraint rows (every mechanism), auto = joint where it applies to a planar mechanism, absolute otherwise "
+        "(every spatial mechanism: faster there today) (docs/engine.md)")
 
     @model_validator(mode="after")
     def _interval_fits(self) -> "Simulation":

@@ -152,7 +152,7 @@ def wear_study(file: str, config: MechanismConfig, table: WearTable) -> WearStud
     # the engine of ``simulation.engine``: the worn bore is written into the clearance joint
     # of the absolute description either engine holds (model.integrate.life.with_profile)
     mechanism = build_mechanism(config)
-    spatial = isinstance(mechanism, SpatialMechanism)
+    spatial = mechanism.dimension == 3
     worn = mechanism.clearance_names[:len(mechanism.cylindrical_joints)] if spatial else mechanism.clearance_names
     kind = "cylindrical clearance joint" if spatial else "revolute clearance joint"
     if table.joint not in worn:

@@ -24,6 +24,7 @@ from tests.helpers import CONFIGS, FLORES, write_sweep
     ("flores_flexible.toml", "auto", TreeMechanism),  # the rod's segments on free joints
     ("double_link_clearance.toml", "joint", SpatialTreeMechanism),  # each link on an axial joint
     ("double_link_clearance.toml", "auto", SpatialMechanism),  # spatial: absolute unless asked
+    ("spherical_pendulum.toml", "joint", SpatialTreeMechanism),  # the rod on a free joint under its ball
     ("flexible_cantilever_3d.toml", "joint", SpatialTreeMechanism),  # the segments on spatial free joints
 ])
 def test_the_engine_the_config_asks_for(name, engine, kind):
@@ -32,18 +33,18 @@ def test_the_engine_the_config_asks_for(name, engine, kind):
 
 
 def test_joint_engine_where_it_does_not_apply_is_one_config_error(monkeypatch, capsys):
-    """The reason the tree gives (here the one of a spatial worn bushing, which only the
-    wear study builds) becomes one ``error:`` line naming the key."""
+    """The reason the tree gives (here the one of two speed drivers on one joint) becomes one
+    ``error:`` line naming the key."""
 
     def refuse(mechanism):
-        raise UnsupportedMechanism("a clearance joint has a worn bushing")
+        raise UnsupportedMechanism("two speed drivers act on one joint")
 
     monkeypatch.setattr("pipelines.build.tree_mechanism", refuse)
     assert main(["simulate", str(CONFIGS / "double_link_clearance.toml"), "--set", "simulation.engine=joint",
                  "--no-plots", "--out", "unused"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "simulation.engine" in lines[0]
-    assert "does not apply: a clearance joint has a worn bushing" in lines[0]
+    assert "does not apply: two speed drivers act on one joint" in lines[0]
 
 
 def test_an_unknown_engine_is_refused():

@@ -20,15 +20,14 @@ def tree_topology(mechanism) -> Topology:
     """The kinematic tree of ``mechanism`` (planar :class:`~model.mechanics.mechanism.Mechanism`,
     or spatial :class:`~model.mechanics.spatial.SpatialMechanism`, its ideal joints that
     close loops cut); :class:`UnsupportedMechanism` with the reason when a speed-driven
-    joint would be cut, or, in space, for a worn bushing or a speed driver on a joint other
-    than a revolute one. A spatial loop's cut rows may depend on the tree's joints (a
-    planar loop of spatial revolute joints repeats out-of-plane rows): only the independent
-    ones are kept (:func:`cut_rows`). A flexible body's segments, planar or spatial, are
-    bodies: the one an ideal joint places hangs on it, the others get free joints (the beam
-    elements are force elements)."""
+    joint would be cut, or, in space, for a speed driver on a joint other than a revolute
+    one. Clearance joints (cylindrical, worn or not, and spherical) are force elements: a
+    body held only by them gets a free joint. A spatial loop's cut rows may depend on the
+    tree's joints (a planar loop of spatial revolute joints repeats out-of-plane rows): only
+    the independent ones are kept (:func:`cut_rows`). A flexible body's segments, planar or
+    spatial, are bodies: the one an ideal joint places hangs on it, the others get free
+    joints (the beam elements are force elements)."""
     if mechanism.dimension == 3:
-        if any(joint.wear is not None for joint in mechanism.clearance_joints):
-            raise UnsupportedMechanism("a clearance joint has a worn bushing")
         edges = [(j.kind, k, j.body_i, j.body_j) for k, j in enumerate(mechanism.joints)] + _axial_edges(mechanism)
         topology = walk_tree(edges, mechanism.num_bodies, _driven(mechanism, edges), SPATIAL_SIZES)
         return topology._replace(cut_rows=cut_rows(mechanism, topology)) if topology.cuts else topology

@@ -45,7 +45,7 @@ def both_solves(mechanism, state, t):
 @pytest.mark.parametrize("config", ["flores_slider_crank_3d.toml", "double_link_ideal.toml",
                                     "flexible_cantilever_3d.toml"])
 def test_block_solve_equals_the_dense_augmented_system(config):
-    mechanism = build_mechanism(load_mechanism(CONFIGS / config))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / config), "absolute")
     state = mechanism.initial_state()
     rng = np.random.default_rng(3)
     state = state._replace(v=state.v + jnp.asarray(rng.normal(size=state.v.shape)))  # gyroscopic and convective terms on
@@ -60,7 +60,7 @@ def test_block_solve_equals_the_dense_augmented_system(config):
 def test_slider_crank_splits_into_blocks():
     """Crank alone, crank and rod, slider alone: the slider's block is not coupled to the
     others once the redundant axial row of the clearance joint is dropped."""
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     groups = jacobian_row_groups(mechanism, mechanism.initial_state().x, 0.0)
     assert [tuple(group.blocks) for group in groups] == [(0,), (0, 1), (2,)]
     assert [len(group.rows) for group in groups] == [6, 5, 5]

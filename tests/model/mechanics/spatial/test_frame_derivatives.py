@@ -30,7 +30,7 @@ def rotated(x, v, s, bodies):
 
 @pytest.fixture(scope="module")
 def case():
-    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"))
+    mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     mechanism = eqx.tree_at(lambda m: (m.baumgarte_alpha, m.baumgarte_beta), mechanism,
                             (jnp.asarray(0.0), jnp.asarray(0.0)))
     x = mechanism.initial_state().x

@@ -1,7 +1,8 @@
 """Spatial mechanisms solved on the joint-coordinate engine against the absolute engine:
-the Flores slider-crank and the double link over their first impacts, the joint engine's
-rates in contact, a spinning spherical pendulum's conservation laws, and jit, vmap
-(refilling lanes) and reverse-mode derivatives through a solve.
+the Flores slider-crank, the double link and the spherical pendulum over their first
+impacts, the conical pendulum on its seated ball (and its analytic steady state), the
+joint engine's rates in contact, a spinning spherical pendulum's conservation laws, and
+jit, vmap (refilling lanes) and reverse-mode derivatives through a solve.
 
 Compiles several programs of the full integrator (minutes of CPU at the suite's
 optimisation level), so the module is ``validation``; the default run checks the same
@@ -29,7 +30,9 @@ from tests.helpers import CONFIGS, check_lanes_and_clearance_gradient
 pytestmark = [pytest.mark.slow, pytest.mark.validation]
 
 FLORES_3D, DOUBLE_LINK = "flores_slider_crank_3d.toml", "double_link_clearance.toml"
-WINDOWS = {FLORES_3D: 0.4e-3, DOUBLE_LINK: 0.03}  # s: past the first impact (0.23 ms; 16 ms)
+SPHERICAL, CONICAL = "spherical_pendulum.toml", "conical_pendulum.toml"  # a free joint under the ball
+# s: past the first impact (0.23 ms; 6.4 ms; 4.5 ms); the conical pendulum starts seated, 0.1 s is 0.12 turns
+WINDOWS = {FLORES_3D: 0.4e-3, DOUBLE_LINK: 0.03, SPHERICAL: 0.02, CONICAL: 0.1}
 MASS, LENGTH, G = 1.0, 0.3, 9.81  # kg, m, m/s^2: a rod hanging on a ball joint at its upper end
 INERTIA = (MASS * LENGTH**2 / 12, 1e-4, MASS * LENGTH**2 / 12)  # kg m^2, the rod along its y axis
 Z, X = jnp.array([0.0, 0.0, 1.0]), jnp.array([1.0, 0.0, 0.0])
@@ -111,7 +114,7 @@ def runs(name: str):
     return {engine: simulate(build_mechanism(config(name), engine), settings) for engine in ("joint", "absolute")}
 
 
-@pytest.mark.parametrize("name", [FLORES_3D, DOUBLE_LINK])
+@pytest.mark.parametrize("name", [FLORES_3D, DOUBLE_LINK, SPHERICAL, CONICAL])
 def test_peaks_match_the_absolute_engine(name):
     """Peak contact force, peak penetration, first impact time and velocity, the bodies'
     peak accelerations, the sampled positions, normal forces and ideal joints' reactions
@@ -134,6 +137,26 @@ def test_peaks_match_the_absolute_engine(name):
         np.testing.assert_allclose(joint.joint_reactions, absolute_run.joint_reactions, rtol=0,
                                    atol=1e-5 * float(jnp.max(jnp.abs(absolute_run.joint_reactions))))
     assert float(jnp.max(joint.constraint_violation)) < 1e-13
+
+
+def test_conical_pendulum_turns_steadily_on_its_seated_ball():
+    """A uniform rod (0.5 kg, 300 mm) hung by its end on a ball seated in its socket (0.1 mm
+    clearance), inclined 30 deg and turning at ``Omega^2 = 3 g / (2 L cos 30 deg)``: on the
+    joint engine (a free joint under the ball) its centre keeps the steady cone, ``(r cos
+    Omega t, -L/2 cos 30 deg, -r sin Omega t)`` with ``r = L/2 sin 30 deg``, to two clearances
+    over 0.12 turns, and the socket carries the ideal joint's force ``m sqrt(g^2 + (Omega^2
+    r)^2)`` (5.345 N) to 0.3 % at every sample: no impact after the seated start."""
+    joint = runs(CONICAL)["joint"]
+    mass, length, g, tilt, clearance = 0.5, 0.3, 9.81, np.pi / 6, 1e-4
+    omega, radius = np.sqrt(3 * g / (2 * length * np.cos(tilt))), length / 2 * np.sin(tilt)
+    t = np.asarray(joint.t)
+    cone = np.stack([radius * np.cos(omega * t), np.full_like(t, -length / 2 * np.cos(tilt)),
+                     -radius * np.sin(omega * t)], axis=-1)
+    assert int(joint.result) == 0 and omega * t[-1] > 0.7
+    np.testing.assert_allclose(np.asarray(joint.body_positions[:, 0]), cone, rtol=0, atol=2 * clearance)
+    ideal_force = mass * np.hypot(g, omega**2 * radius)
+    np.testing.assert_allclose(np.asarray(joint.normal_force[:, 0]), ideal_force, rtol=3e-3)
+    assert float(joint.peaks.num_impacts[0]) == 1.0  # the contact at t = 0, never left
 
 
 def pendulum(spin: float) -> SpatialMechanism:
