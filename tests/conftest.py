@@ -63,8 +63,8 @@ def _restore_cache_settings(_session_cache_settings):
 
 
 # Resident memory of a test process past which its compiled executables are freed after
-# each module. One process runs about half the suite; with every cache kept it grew to
-# 2.5 GB within a tenth of the fast tier (docs/BENCHMARKS.md, "Test suite").
+# each module. One process runs about half the suite; with every cache kept it held 2.5 GB
+# after about 150 of the fast tier's tests (docs/BENCHMARKS.md, "Test suite").
 CACHE_BYTES = 3 * 1024**3
 
 
@@ -84,9 +84,9 @@ def _drop_compiled_functions():
     ``CACHE_BYTES`` (or its memory cannot be read). Below that they stay: a later module
     that runs an equal program, or the eager operations (one small compiled program each
     per shape) that most modules share, reuses them; a per-module clear made the eager
-    operations compile again in every module. The bound keeps what one process runs late
-    in the suite from growing without limit: XLA aborted or segfaulted late in the suite
-    before (jaxlib 0.10.2, in a different test each run)."""
+    operations compile again in every module. The bound keeps one process's memory from
+    growing without limit over the half of the suite it runs (XLA has aborted or
+    segfaulted late in a run, jaxlib 0.10.2, in a different test each time)."""
     yield
     resident = resident_bytes()
     if resident is None or resident > CACHE_BYTES:
