@@ -7,7 +7,9 @@ its own, and its compiles short.
   segfaulted late in the suite (jaxlib 0.10.2). After each test the cache settings go back
   to the session's (a module-scoped fixture may have run the command before a test's own
   fixtures), and the suite's cache folder is a fresh temporary one.
-- Compiled executables: freed at the end of each module.
+- Compiled executables: kept from one module to the next (a later module's equal program,
+  and every eager operation it repeats, is not compiled again) while the process holds less
+  than ``CACHE_BYTES`` of memory; past that, freed at the end of each module.
 - XLA's backend optimisation level 0 (``SUITE_XLA_FLAGS``): the suite spends most of its
   time compiling programs it then runs for well under a second. Level 0 skips LLVM's
   optimisation passes: compiles are shorter and the runs somewhat slower
@@ -60,14 +62,36 @@ def _restore_cache_settings(_session_cache_settings):
         compilation_cache.reset_cache()
 
 
+# Resident memory of a test process past which its compiled executables are freed after
+# each module. One process runs about half the suite; with every cache kept it held 2.5 GB
+# after about 150 of the fast tier's tests (docs/BENCHMARKS.md, "Test suite").
+CACHE_BYTES = 3 * 1024**3
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory in bytes (``/proc/self/statm``), or None where there
+    is no such file."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _drop_compiled_functions():
-    """Free each module's compiled executables when it ends: one process runs the whole
-    suite, and XLA aborted or segfaulted while compiling or serialising late in it
-    (jaxlib 0.10.2, in a different test each run)."""
+    """Free the compiled executables when a module ends, once the process holds more than
+    ``CACHE_BYTES`` (or its memory cannot be read). Below that they stay: a later module
+    that runs an equal program, or the eager operations (one small compiled program each
+    per shape) that most modules share, reuses them; a per-module clear made the eager
+    operations compile again in every module. The bound keeps one process's memory from
+    growing without limit over the half of the suite it runs (XLA has aborted or
+    segfaulted late in a run, jaxlib 0.10.2, in a different test each time)."""
     yield
-    jax.clear_caches()
-    gc.collect()
+    resident = resident_bytes()
+    if resident is None or resident > CACHE_BYTES:
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: the added marks count there

@@ -152,6 +152,7 @@ def test_importing_the_packages_leaves_jax_backend_unstarted():
     assert done.stdout.strip() == "False"
 
 
+@pytest.mark.slow  # three sweeps of the Flores slider-crank over 0.3 ms, a compile each
 def test_a_sweep_of_discrete_parameters_only(tmp_path):
     """Every parameter discrete: each point is a group of its own with no continuous path,
     whose values have shape (points, 0). The first row equals the same point swept beside

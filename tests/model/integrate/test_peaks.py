@@ -204,6 +204,7 @@ def test_end_rate_is_the_field_at_the_step_end(solver):
     np.testing.assert_allclose(rate, oscillator.flat_vector_field(t1, y1), rtol=1e-5 if implicit else 1e-12)
 
 
+@pytest.mark.slow  # 50 ms of the ideal double link
 def test_bodies_of_an_ideal_mechanism_have_peak_accelerations():
     """Without clearance joints the peaks still carry the bodies' accelerations."""
     config = load_mechanism(FLORES.parent / "double_link_ideal.toml")

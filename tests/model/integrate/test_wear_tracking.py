@@ -59,6 +59,7 @@ def runs():
             "uniform": _simulate(uniform, SETTINGS, WEAR, resting_state(uniform, 5e-6))}
 
 
+@pytest.mark.slow  # the module's two 10 ms runs of the spinning journal
 def test_new_profile_reproduces_the_joint_without_one(runs):
     """A profile of zeros gives the bit-identical equations of motion and wear rates as no
     profile, at every saved state of a run (so the solves are identical too: the
@@ -88,6 +89,7 @@ def test_new_profile_reproduces_the_solve_without_one(runs):
     assert int(new.steps) == int(trajectory.steps)
 
 
+@pytest.mark.slow  # the module's two 10 ms runs of the spinning journal
 def test_worn_volume_is_archard(runs):
     """V = k_w F s with s = omega R_j t, and the profile's volume is the accumulated k_w int F |v| dt."""
     trajectory, wear = runs["new"]
@@ -99,6 +101,7 @@ def test_worn_volume_is_archard(runs):
     np.testing.assert_allclose(volume, K_W * LOAD * sliding, rtol=1e-2)
 
 
+@pytest.mark.slow  # the module's two 10 ms runs of the spinning journal
 def test_depth_at_the_loaded_point_is_archard(runs):
     """h = k_w p0 v t at the loaded point, p0 = 2 F / (pi b L) the Hertz peak pressure, and
     nothing is worn outside the contact width."""
@@ -116,6 +119,7 @@ def test_depth_at_the_loaded_point_is_archard(runs):
     assert np.all(depth[away] == 0.0)
 
 
+@pytest.mark.slow  # the module's two 10 ms runs of the spinning journal
 def test_worn_bushing_lets_the_journal_sink_by_the_depth(runs):
     """A bushing worn uniformly by h is a clearance c + h: the journal resting at
     c + h + delta carries the load unchanged."""

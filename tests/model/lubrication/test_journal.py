@@ -200,6 +200,7 @@ def spin_down(tmp_path_factory):
     return mechanism, states
 
 
+@pytest.mark.slow  # 4 ms of the lubricated journal's spin-down
 def test_free_journal_slows_down_and_the_film_dissipates(spin_down):
     mechanism, states = spin_down
     joint = mechanism.clearance_joints[0]

@@ -63,6 +63,7 @@ def write_config(folder: Path, base: Path, bifurcation: str, name: str = "bifurc
     return path
 
 
+@pytest.mark.slow  # over four revolutions at each of two speeds at rtol 1e-9, with the crossings
 def test_ideal_slider_crank_section_is_its_kinematics(tmp_path, capsys):
     """At the section (crank at 90 deg) every revolution: the slider at
     ``sqrt(L^2 - r^2)`` moving at ``-r omega``, for both speeds, one compile. Its crossings

@@ -18,6 +18,7 @@ PATH = "bodies.beam.flexible.damping_ratio"
 SIGNALS = ("beam.deflection", "beam.bending_moment_0", "beam.axial_force_3", "beam.ay")
 
 
+@pytest.mark.slow  # 8 ms of the flexible cantilever at rtol 1e-10 in forward mode
 def test_flexible_columns_are_signals_with_units_and_derivatives():
     # the cantilever under its tip load, 4 elements, the first 8 ms (about 3/4 of the first period)
     config = load_mechanism(CONFIGS / "flexible_cantilever.toml",
