@@ -29,6 +29,7 @@ def config():
     return load_mechanism(BASE)
 
 
+@pytest.mark.slow  # 7 CPU s, most of it compiling
 @pytest.mark.parametrize("path, raw, si", CASES)
 def test_leaf_equals_a_fresh_build(config, path, raw, si):
     assert config.with_values({path: raw}).si_value(path) == pytest.approx(si)

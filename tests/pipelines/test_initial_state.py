@@ -290,6 +290,7 @@ def _at_rest(mechanism, x):
     return spatial_evaluate(mechanism, jnp.zeros(()), state)
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 def test_a_static_start_tilts_the_journal_under_an_offset_load(tmp_path):
     # the load 10 mm off the middle of the contact length: the ideal joint carries its
     # moment (10 N m) as well as its force; the journal starts eccentric and tilted so that

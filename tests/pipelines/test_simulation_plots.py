@@ -20,6 +20,7 @@ def double_link():
     return config, build_spatial(config)
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_spatial_plots_are_written(double_link, tmp_path):
     from pipelines.simulation_plots import plot_friction, plot_simulation
 

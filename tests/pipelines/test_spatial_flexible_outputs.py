@@ -26,6 +26,7 @@ def deflected():
     return mechanism, flexible_columns(mechanism, trajectory)
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_midpoint_deflection_from_the_chord(deflected):
     """Tip-loaded cantilever: ``w(L/2) - w(L)/2 = -P L^3 / (16 E I)`` (the shear term is
     linear in x and leaves the chord); square section, so the loads' resultant sets it."""

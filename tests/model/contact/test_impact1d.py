@@ -34,6 +34,7 @@ def obtained() -> dict[str, np.ndarray]:
     return {model: _obtained(model, damping=KELVIN_VOIGT_DAMPING) for model in NORMAL_FORCE_LAWS}
 
 
+@pytest.mark.slow  # 8 CPU s, most of it compiling
 def test_all_separate(obtained):
     for model, values in obtained.items():
         assert np.all(np.isfinite(values)), model

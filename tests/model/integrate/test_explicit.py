@@ -65,6 +65,7 @@ def test_adaptive_solve_equals_diffrax(ours, theirs):
     np.testing.assert_allclose(mine.ys, reference.ys, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.slow  # 7 CPU s, most of it compiling
 def test_derivatives_equal_diffrax_in_both_modes():
     def final(solver, adjoint):
         return lambda args: _solve(solver, args, adjoint).ys[-1, 0]

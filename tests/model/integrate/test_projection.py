@@ -92,6 +92,7 @@ def spatial_projection(mechanism, moved, t):
             jnp.linalg.norm(state.x.reshape(-1, 7)[:, 3:], axis=1))
 
 
+@pytest.mark.slow  # 9 CPU s, most of it compiling
 def test_spatial_projection_returns_to_the_constraints():
     mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     flat = mechanism.flatten(mechanism.initial_state())

@@ -93,6 +93,7 @@ def test_four_bar_at_a_tight_tolerance_gets_past_its_first_step():
     assert accepted(make_controller(mechanism, settings)) >= 20
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_reverse_mode_gives_an_overflowing_step_no_gradient():
     """The overflowing first step above, differentiated in reverse mode: the rejected
     step's zero cotangents times its ``inf`` partial derivatives make the bare solver's

@@ -56,6 +56,7 @@ def long_bearing_half_film_fd(eps, eps_dot, omega_bar, mu, radius, clearance, le
     return tuple(-radius * length * np.sum(weights * pressure * f(psi)) for f in (np.cos, np.sin))
 
 
+@pytest.mark.slow  # 8 CPU s, most of it compiling
 @pytest.mark.parametrize("eps, eps_dot, omega_bar", MOTIONS)
 def test_long_bearing_solves_the_half_film_problem(eps, eps_dot, omega_bar):
     args = (0.4, 0.01, 5e-4, 0.05)

@@ -49,6 +49,7 @@ def test_steady_rotation_gives_the_raimondi_boyd_friction_variable():
         assert ours == pytest.approx(friction_variable, rel=0.03), eps
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 @pytest.mark.parametrize("bearing", tuple(BEARING_MODELS))
 def test_torques_balance_the_couple_and_the_film_dissipates(bearing):
     """For random motions, inside and beyond the transition: the film transmits no net moment

@@ -41,6 +41,7 @@ def joint_normal_force(eps, eps_dot, lubrication, law):
     return lubrication.joint_forces(film, dry, 0.0)[0]
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 @pytest.mark.parametrize("bearing", ["short_bearing", "long_bearing", "finite_bearing"])
 def test_total_force_continuous_and_bounded_through_the_wall(bearing):
     lubrication = Lubrication(bearing, viscosity=0.4, length=0.02, transition_onset=ONSET, transition_cap=CAP)

@@ -25,6 +25,7 @@ def bar(revolute=(), prismatic=(), fixed=(), drivers=(), gravity=(0.0, 0.0), pos
 PIVOT = RevoluteJoint(GROUND, 0, a([0.0, 0.0]), a([-0.1, 0.0]))
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 def test_constant_torque_spins_a_pivoted_bar():
     torque = 0.5
     mechanism = bar(revolute=[PIVOT], drivers=[Driver(0, "constant_torque", a(0.0), a(torque), a(0.0))])
@@ -73,6 +74,7 @@ def test_fixed_joint_holds_under_gravity():
     np.testing.assert_allclose(trajectory.q, np.tile([0.1, 0.0, 0.0], (trajectory.t.size, 1)), atol=1e-12)
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_speed_driver_and_jacobian_from_autodiff():
     omega = 10.0
     mechanism = bar(revolute=[PIVOT], drivers=[Driver(0, "constant_speed", a(omega), a(0.0), a(0.0))])

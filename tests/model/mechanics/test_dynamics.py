@@ -79,6 +79,7 @@ def test_ideal_driver_torque_matches_inverse_dynamics(flores, ideal_run):
     np.testing.assert_allclose(trajectory.driver_torques[:, 0], expected, atol=1e-6 * np.max(np.abs(expected)))
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_constraint_violation_stays_small(ideal_run):
     _, trajectory = ideal_run
     assert float(jnp.max(trajectory.constraint_violation)) < 1e-9
@@ -140,6 +141,7 @@ def test_clearance_converges_to_ideal(flores):
     assert deviations[2] < 0.2, deviations
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 def test_flat_state_is_the_same_field(flores):
     """The integrators step ``flatten_state`` vectors: the round trip is exact (also with
     batch axes) and the flat field is the pytree field, flattened, at a state in contact."""

@@ -31,6 +31,7 @@ def touching_state(mechanism):
     return state._replace(q=state.q.at[3].add(depth), qd=state.qd.at[3].add(0.1))
 
 
+@pytest.mark.slow  # 8 CPU s, most of it compiling
 def test_both_engines_implement_the_interface(mechanism):
     assert isinstance(mechanism, AbstractMechanism)
     flat = mechanism.flatten(mechanism.initial_state())
@@ -39,6 +40,7 @@ def test_both_engines_implement_the_interface(mechanism):
     assert jax.eval_shape(mechanism.flat_vector_field, 0.0, flat).shape == flat.shape
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_contact_rows_agree_with_the_engine(mechanism):
     state = touching_state(mechanism)
     flat = mechanism.flatten(state)

@@ -61,6 +61,7 @@ def test_sample_at_interpolates_and_differentiates_in_time():
     assert slope == pytest.approx(3.0)
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 @pytest.mark.parametrize("kind", ["time", "spectrum", "peaks"])
 def test_losses_vanish_on_the_measurement_and_grow_with_a_change(kind):
     interval = 1e-5

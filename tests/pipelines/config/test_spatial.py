@@ -60,6 +60,7 @@ def test_redundant_user_constraints_are_named():
     assert "redundant" in error.value.message and error.value.key == "joints"
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_ideal_twin_keeps_independent_rows():
     """The slider-crank's pin made ideal closes the planar loop with a spatial revolute joint,
     which repeats out-of-plane rows; the build records the independent ones, so every

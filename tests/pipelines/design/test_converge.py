@@ -35,6 +35,7 @@ def study(tmp_path_factory):
     return out, json.loads((out / "convergence.json").read_text())
 
 
+@pytest.mark.slow  # 6 CPU s, most of it compiling
 def test_study_reports_each_level(study):
     out, report = study
     assert (out / "convergence.png").stat().st_size > 10_000

@@ -28,6 +28,7 @@ def test_spec_loads_in_si():
     assert float(problem.cost([5e-4])) == pytest.approx(1.0)  # reference band = the widest allowed
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 def test_spatial_base_loads_with_its_metrics():
     """A spatial base (a sliced cylindrical clearance joint) is designed like a planar one;
     its bodies have the out-of-plane acceleration metric too."""

@@ -131,6 +131,7 @@ def test_automatic_solver_keeps_stiffness_points_together(tmp_path):
         ("flores_flexible.toml", "bodies.conrod.flexible.segments", "[2, 4]", lambda m: len(m.beam_chains[0].segments) - 1),
     ],
 )
+@pytest.mark.slow  # 6 CPU s, most of it compiling
 def test_integer_counts_sweep_as_discrete_choices(tmp_path, base, path, values, count):
     """Slices and segments are integer choices: one group per value, built with that many,
     every point runnable (read as floats they were refused at every point)."""

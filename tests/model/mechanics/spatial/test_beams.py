@@ -80,6 +80,7 @@ def tip_response(stiffness: np.ndarray, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0,
     return np.linalg.solve(stiffness, load)[-6:]
 
 
+@pytest.mark.slow  # 6 CPU s, most of it compiling
 def test_forces_are_the_gradient_of_the_strain_energy():
     mechanism = spatial_beam(4)
     x0 = mechanism.initial_positions
@@ -103,6 +104,7 @@ def test_rigid_motion_is_free_of_strain():
     assert float(jnp.max(jnp.abs(spatial_deformation(mechanism.beam_chains[0], jnp.asarray(moved))))) < 1e-15
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_in_plane_stiffness_equals_the_planar_chain(cantilever):
     """The (x, y, theta_z) block of the spatial chain is the planar chain's matrix."""
     stiffness, _ = linearised(spatial_beam(6))

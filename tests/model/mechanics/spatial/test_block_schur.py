@@ -42,6 +42,7 @@ def both_solves(mechanism, state, t):
     return solution, out.acceleration, out.multipliers, jnp.asarray(grouped), rows
 
 
+@pytest.mark.slow  # 14 CPU s, most of it compiling
 @pytest.mark.parametrize("config", ["flores_slider_crank_3d.toml", "double_link_ideal.toml",
                                     "flexible_cantilever_3d.toml"])
 def test_block_solve_equals_the_dense_augmented_system(config):

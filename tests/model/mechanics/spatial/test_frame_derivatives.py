@@ -38,6 +38,7 @@ def case():
     return mechanism, x, v, jnp.asarray(3e-4)
 
 
+@pytest.mark.slow  # 7 CPU s, most of it compiling
 def test_rate_and_jacobian_match_the_quaternion_path(case):
     mechanism, x, v, t = case
     path = lambda s: all_constraints(mechanism, rotated(x, v, s, mechanism.num_bodies), t + s)  # noqa: E731

@@ -47,6 +47,7 @@ def _motion(eccentricity):
     return journal, bearing
 
 
+@pytest.mark.slow  # 6 CPU s, most of it compiling
 @pytest.mark.parametrize("slices", [1, 5])
 @pytest.mark.parametrize("eccentricity", [(0.3e-3, -0.1e-3), (0.48e-3, 0.05e-3)])  # eps 0.63; 0.965 (saturated)
 def test_aligned_journal_sums_to_the_planar_joint(slices, eccentricity):

@@ -29,6 +29,7 @@ def random_motion(mechanism, x, scale, seed=0):
     return x, v, 100.0 * jnp.asarray(rng.normal(size=v.shape))
 
 
+@pytest.mark.slow  # 9 CPU s, most of it compiling
 @pytest.mark.parametrize("config", ["flores_slider_crank_3d.toml", "double_link_clearance.toml"])
 def test_sliced_joint_matches_automatic_differentiation(config):
     mechanism = build_mechanism(load_mechanism(CONFIGS / config), "absolute")
@@ -47,6 +48,7 @@ def test_ball_matches_automatic_differentiation():
                                differentiated(mechanism, x, v, vdot), rtol=1e-11)
 
 
+@pytest.mark.slow  # 5 CPU s, most of it compiling
 def test_finite_with_finite_derivatives_at_zero_eccentricity():
     mechanism = build_mechanism(load_mechanism(CONFIGS / "flores_slider_crank_3d.toml"), "absolute")
     joint = mechanism.cylindrical_joints[0]

@@ -88,6 +88,7 @@ def test_chain_tree():
     assert (topology.size, topology.rate_size, topology.speed_drivers) == (7, 6, (0,))
 
 
+@pytest.mark.slow  # 4 CPU s, most of it compiling
 def test_every_joint_kind_satisfies_the_absolute_rows(chain_results):
     """The forward kinematics satisfy every row of every joint kind (and the speed
     driver's) to rounding, positions and velocities; the inverse kinematics give the
