@@ -13,9 +13,11 @@ absolute engine's forces on the twists (:func:`model.mechanics.spatial.dynamics.
 gravity, loads, torque drivers, every clearance joint's contact, friction and oil film,
 the gyroscopic term ``-omega x (I omega)`` of the Newton-Euler equations (Shabana 2010,
 §7) and the beam elements of flexible bodies, whose segments are bodies of the tree. ``H``
-is factorised by the unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`; above
-its size the free segments' blocks are divided out first
-(:func:`~.dynamics.structured_inertia_solve`, shared with the planar tree).
+is block diagonal: each childless free joint (a free body, a flexible body's segment held by
+beam elements only) moves its body alone, its columns of ``J`` an identity block, its block
+of ``H`` its body's mass matrix, inverted directly; the rest, the coupled velocities, by the
+unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`. ``J`` is computed and
+carried for the coupled velocities only.
 A speed driver's torque is ``tau = J_p^T (M vdot - Q + Phi_v^T lambda)``, as in the
 planar tree.
 
@@ -38,15 +40,16 @@ import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
 from ..linalg import schur_solve, spd_solve
-from ..spatial.dynamics import SpatialState, body_forces, world_inertias
+from ..spatial.dynamics import SpatialState, body_forces, world_inertias, world_inverse_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
-from .dynamics import TreeState, prescribed_rates, structured_inertia_solve
+from .dynamics import TreeState, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
-from .topology import SPATIAL_SIZES, Topology
+from .topology import SPATIAL_SIZES, Topology, coupled_rates, decoupled_joints
 
 if TYPE_CHECKING:
     from ..spatial.mechanism import SpatialMechanism
@@ -77,37 +80,94 @@ def cut_view(mechanism: SpatialMechanism, topology: Topology) -> SpatialMechanis
     return dataclasses.replace(mechanism, kept_rows=topology.cut_rows)
 
 
-def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective, jacobian):
-    """``(Phi_v, G = Phi_v J, gamma)`` of the cut joints' rows (module docstring)."""
+def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective):
+    """``(Phi_v, gamma)`` of the cut joints' rows (module docstring)."""
     cut = cut_view(mechanism, topology)
     jets = constraint_jets(cut, x, v, 0.0)
     cut_jacobian = constraint_jacobian(cut, x, 0.0)
     gamma = (-(cut_jacobian @ convective + jets.second) - 2.0 * mechanism.baumgarte_alpha * jets.rate
              - mechanism.baumgarte_beta**2 * jets.value)
-    return cut_jacobian, cut_jacobian @ jacobian, gamma
+    return cut_jacobian, gamma
+
+
+class _Columns(NamedTuple):
+    """Where the tree's velocities sit in ``J`` (static): the coupled ones
+    (:func:`~.topology.coupled_rates`), whose columns the recursion computes, and the
+    childless free joints' (:func:`~.topology.decoupled_joints`), each an identity block on
+    its body's twist rows (the body's twist is its velocity)."""
+
+    coupled: np.ndarray  # velocities of the computed columns
+    free: np.ndarray  # velocities of the free joints' columns
+    rows: np.ndarray  # their twist rows, in the same order
+    bodies: np.ndarray  # the free joints' bodies
+
+
+def _columns(topology: Topology) -> _Columns:
+    joints = decoupled_joints(topology)
+    index = lambda values: np.asarray(values, dtype=int)  # noqa: E731
+    return _Columns(index(coupled_rates(topology, SPATIAL_SIZES)),
+                    index([joint.rate + k for joint in joints for k in range(6)]),
+                    index([6 * joint.body + k for joint in joints for k in range(6)]),
+                    index([joint.body for joint in joints]))
+
+
+def _jacobian_times(columns: _Columns, coupled_jacobian, rates):
+    """``J rates`` (``rates``: velocities x ...) from the coupled columns ``coupled_jacobian``."""
+    twists = coupled_jacobian @ rates[columns.coupled]
+    return twists.at[columns.rows].add(rates[columns.free]) if columns.free.size else twists
+
+
+def _jacobian_transpose_times(columns: _Columns, coupled_jacobian, twists, size: int):
+    """``J^T twists`` (``twists``: 6 bodies x ...), ``size`` velocities."""
+    out = jnp.zeros((size,) + twists.shape[1:], twists.dtype).at[columns.coupled].set(coupled_jacobian.T @ twists)
+    return out.at[columns.free].set(twists[columns.rows]) if columns.free.size else out
+
+
+def _inertia_solve(mechanism: SpatialMechanism, columns: _Columns, x, coupled_jacobian, weighted, rhs):
+    """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J``: the coupled velocities' block
+    ``J_c^T M J_c`` (``weighted = M J_c``) by :func:`~model.mechanics.linalg.spd_solve`,
+    and each childless free joint's block, its body's ``diag(m I_3, R J R^T)``, coupled to
+    nothing else (Golub & Van Loan 2013, §4.2), inverted as ``1/m`` and ``R J^-1 R^T``: the
+    factorised system is the size of the coupled velocities."""
+    out = jnp.zeros_like(rhs)
+    if columns.coupled.size:
+        out = out.at[columns.coupled].set(spd_solve(coupled_jacobian.T @ weighted, rhs[columns.coupled]))
+    if columns.free.size:
+        trailing = rhs.shape[1:]
+        blocks = rhs[columns.free].reshape((-1, 2, 3) + trailing)
+        masses = mechanism.masses[columns.bodies].reshape((-1, 1) + (1,) * len(trailing))
+        inverse = world_inverse_inertias(mechanism, x)[columns.bodies]
+        solved = jnp.stack([blocks[:, 0] / masses, jnp.einsum("kij,kj...->ki...", inverse, blocks[:, 1])], axis=1)
+        out = out.at[columns.free].set(solved.reshape((-1,) + trailing))
+    return out
 
 
 def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialTreeEvaluation:
     """Joint accelerations, absolute kinematics, contact state, driver torques and the cut
-    joints' multipliers."""
+    joints' multipliers. ``J`` is carried as its coupled columns only (:class:`_Columns`), so
+    the free segments of a flexible body add nothing to the recursion nor to a forward-mode
+    derivative of the field."""
     pd = prescribed_rates(mechanism, topology)
+    columns = _columns(topology)
     x, v, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
-                                                              state.prescribed, pd)
+                                                              state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
     applied, contact = body_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
     multipliers = jnp.zeros((0,), x.dtype)
-    if topology.rate_size:
-        weighted = _mass_apply(mechanism, inertias, jacobian.T).T  # M J (M symmetric)
-        solve = lambda b: structured_inertia_solve(topology, SPATIAL_SIZES, jacobian, weighted, b)  # noqa: E731
-        rhs = jacobian.T @ (applied - _mass_apply(mechanism, inertias, convective))
+    size = topology.rate_size
+    if size:
+        weighted = _mass_apply(mechanism, inertias, jacobian.T).T  # M J_c (M symmetric)
+        solve = lambda b: _inertia_solve(mechanism, columns, x, jacobian, weighted, b)  # noqa: E731
+        rhs = _jacobian_transpose_times(columns, jacobian, applied - _mass_apply(mechanism, inertias, convective), size)
         if topology.cut_rows:
-            cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, x, v, convective, jacobian)
+            cut_jacobian, gamma = _cut_rows(mechanism, topology, x, v, convective)
+            coupling = _jacobian_transpose_times(columns, jacobian, cut_jacobian.T, size).T  # Phi_v J
             zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
             # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
             applied = applied - cut_jacobian.T @ multipliers
         else:
             zdd = solve(rhs)
-        vdot = jacobian @ zdd + convective
+        vdot = _jacobian_times(columns, jacobian, zdd) + convective
     else:
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
     driving = driver_jacobian.T @ (_mass_apply(mechanism, inertias, vdot) - applied)
@@ -130,11 +190,13 @@ def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeSt
         return state
     cut = cut_view(mechanism, topology)
     pd = prescribed_rates(mechanism, topology)
-    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd)
+    columns = _columns(topology)
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
     inertias = world_inertias(mechanism, motion.x)
     weighted = _mass_apply(mechanism, inertias, motion.jacobian.T).T
-    coupling = constraint_jacobian(cut, motion.x, 0.0) @ motion.jacobian
-    spread = structured_inertia_solve(topology, SPATIAL_SIZES, motion.jacobian, weighted, coupling.T)
+    coupling = _jacobian_transpose_times(columns, motion.jacobian, constraint_jacobian(cut, motion.x, 0.0).T,
+                                         topology.rate_size).T
+    spread = _inertia_solve(mechanism, columns, motion.x, motion.jacobian, weighted, coupling.T)
 
     def correction(residual):
         return -spread @ spd_solve(coupling @ spread, residual)
