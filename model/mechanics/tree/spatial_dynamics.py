@@ -67,10 +67,11 @@ class SpatialTreeEvaluation(NamedTuple):
     multipliers: Float[Array, " cut_rows"]  # the cut joints' independent rows (N, N m)
 
 
-def _mass_apply(mechanism: SpatialMechanism, inertias, twists):
-    """``M`` applied to twist-ordered rows (``... x 6 bodies``)."""
-    blocks = twists.reshape(twists.shape[:-1] + (mechanism.num_bodies, 2, 3))
-    linear = mechanism.masses[:, None] * blocks[..., 0, :]
+def _mass_apply(masses, inertias, twists):
+    """``M`` of bodies with ``masses`` (kg) and world ``inertias`` (kg m^2) applied to
+    twist-ordered rows (``... x 6 bodies``)."""
+    blocks = twists.reshape(twists.shape[:-1] + (masses.shape[0], 2, 3))
+    linear = masses[:, None] * blocks[..., 0, :]
     angular = jnp.einsum("bij,...bj->...bi", inertias, blocks[..., 1, :])
     return jnp.stack([linear, angular], axis=-2).reshape(twists.shape)
 
@@ -91,55 +92,82 @@ def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective)
 
 
 class _Columns(NamedTuple):
-    """Where the tree's velocities sit in ``J`` (static): the coupled ones
-    (:func:`~.topology.coupled_rates`), whose columns the recursion computes, and the
-    childless free joints' (:func:`~.topology.decoupled_joints`), each an identity block on
-    its body's twist rows (the body's twist is its velocity)."""
+    """How ``J`` splits (static): the childless free joints (:func:`~.topology.decoupled_joints`)
+    each move their one body, their columns an identity block on its twist rows (the body's
+    twist is its velocity), and the other velocities (:func:`~.topology.coupled_rates`)
+    move the other bodies only, so ``J`` is the coupled block ``J_c`` (computed by the
+    recursion) and identity blocks, up to the order of rows and columns."""
 
-    coupled: np.ndarray  # velocities of the computed columns
-    free: np.ndarray  # velocities of the free joints' columns
-    rows: np.ndarray  # their twist rows, in the same order
-    bodies: np.ndarray  # the free joints' bodies
+    coupled: np.ndarray  # the coupled velocities
+    coupled_bodies: np.ndarray  # the bodies they move
+    free: np.ndarray  # the free joints' velocities
+    free_bodies: np.ndarray  # the free joints' bodies
+    velocities: np.ndarray  # [coupled, free] back in the order of the velocities
+    rows: np.ndarray  # the same for the twist rows: [coupled bodies', free bodies'] back in order
 
 
-def _columns(topology: Topology) -> _Columns:
+def _columns(topology: Topology, num_bodies: int) -> _Columns:
     joints = decoupled_joints(topology)
     index = lambda values: np.asarray(values, dtype=int)  # noqa: E731
-    return _Columns(index(coupled_rates(topology, SPATIAL_SIZES)),
-                    index([joint.rate + k for joint in joints for k in range(6)]),
-                    index([6 * joint.body + k for joint in joints for k in range(6)]),
-                    index([joint.body for joint in joints]))
+    free_bodies = index([joint.body for joint in joints])
+    coupled_bodies = index([b for b in range(num_bodies) if b not in set(free_bodies.tolist())])
+    coupled, free = index(coupled_rates(topology, SPATIAL_SIZES)), index([j.rate + k for j in joints for k in range(6)])
+    twist_rows = lambda bodies: (6 * bodies[:, None] + np.arange(6)).reshape(-1)  # noqa: E731
+    return _Columns(coupled, coupled_bodies, free, free_bodies, np.argsort(np.concatenate([coupled, free])),
+                    np.argsort(np.concatenate([twist_rows(coupled_bodies), twist_rows(free_bodies)])))
+
+
+def _split(columns: _Columns, values, per: int):
+    """``values`` (rows first) as ``(coupled part, free part)``: ``per`` 1 for velocities, 6 for twists."""
+    coupled = columns.coupled if per == 1 else (6 * columns.coupled_bodies[:, None] + np.arange(6)).reshape(-1)
+    free = columns.free if per == 1 else (6 * columns.free_bodies[:, None] + np.arange(6)).reshape(-1)
+    return values[coupled], values[free]
 
 
 def _jacobian_times(columns: _Columns, coupled_jacobian, rates):
-    """``J rates`` (``rates``: velocities x ...) from the coupled columns ``coupled_jacobian``."""
-    twists = coupled_jacobian @ rates[columns.coupled]
-    return twists.at[columns.rows].add(rates[columns.free]) if columns.free.size else twists
+    """``J rates`` (``rates``: velocities x ...), ``coupled_jacobian`` the coupled block
+    ``J_c`` (the coupled bodies' rows, the coupled velocities' columns)."""
+    if not columns.free.size:
+        return coupled_jacobian @ rates
+    coupled, free = _split(columns, rates, 1)
+    return jnp.concatenate([coupled_jacobian @ coupled, free])[columns.rows]
 
 
-def _jacobian_transpose_times(columns: _Columns, coupled_jacobian, twists, size: int):
-    """``J^T twists`` (``twists``: 6 bodies x ...), ``size`` velocities."""
-    out = jnp.zeros((size,) + twists.shape[1:], twists.dtype).at[columns.coupled].set(coupled_jacobian.T @ twists)
-    return out.at[columns.free].set(twists[columns.rows]) if columns.free.size else out
+def _jacobian_transpose_times(columns: _Columns, coupled_jacobian, twists):
+    """``J^T twists`` (``twists``: 6 bodies x ...)."""
+    if not columns.free.size:
+        return coupled_jacobian.T @ twists
+    coupled, free = _split(columns, twists, 6)
+    return jnp.concatenate([coupled_jacobian.T @ coupled, free])[columns.velocities]
 
 
 def _inertia_solve(mechanism: SpatialMechanism, columns: _Columns, x, coupled_jacobian, weighted, rhs):
-    """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J``: the coupled velocities' block
-    ``J_c^T M J_c`` (``weighted = M J_c``) by :func:`~model.mechanics.linalg.spd_solve`,
-    and each childless free joint's block, its body's ``diag(m I_3, R J R^T)``, coupled to
-    nothing else (Golub & Van Loan 2013, §4.2), inverted as ``1/m`` and ``R J^-1 R^T``: the
-    factorised system is the size of the coupled velocities."""
-    out = jnp.zeros_like(rhs)
+    """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J`` block diagonal: the coupled
+    block ``J_c^T M_c J_c`` (``weighted = M_c J_c``) by
+    :func:`~model.mechanics.linalg.spd_solve`, and each childless free joint's block, its
+    body's ``diag(m I_3, R J R^T)`` (Golub & Van Loan 2013, §4.2: a block-diagonal system
+    is as many independent ones), inverted as ``1/m`` and ``R J^-1 R^T``: the factorised
+    system is the size of the coupled velocities."""
+    if not columns.free.size:
+        return spd_solve(coupled_jacobian.T @ weighted, rhs)
+    coupled, free = _split(columns, rhs, 1)
+    trailing = rhs.shape[1:]
     if columns.coupled.size:
-        out = out.at[columns.coupled].set(spd_solve(coupled_jacobian.T @ weighted, rhs[columns.coupled]))
-    if columns.free.size:
-        trailing = rhs.shape[1:]
-        blocks = rhs[columns.free].reshape((-1, 2, 3) + trailing)
-        masses = mechanism.masses[columns.bodies].reshape((-1, 1) + (1,) * len(trailing))
-        inverse = world_inverse_inertias(mechanism, x)[columns.bodies]
-        solved = jnp.stack([blocks[:, 0] / masses, jnp.einsum("kij,kj...->ki...", inverse, blocks[:, 1])], axis=1)
-        out = out.at[columns.free].set(solved.reshape((-1,) + trailing))
-    return out
+        coupled = spd_solve(coupled_jacobian.T @ weighted, coupled)
+    blocks = free.reshape((-1, 2, 3) + trailing)
+    masses = mechanism.masses[columns.free_bodies].reshape((-1, 1) + (1,) * len(trailing))
+    inverse = world_inverse_inertias(mechanism, x)[columns.free_bodies]
+    free = jnp.stack([blocks[:, 0] / masses, jnp.einsum("kij,kj...->ki...", inverse, blocks[:, 1])], axis=1)
+    return jnp.concatenate([coupled, free.reshape((-1,) + trailing)])[columns.velocities]
+
+
+def _coupled_block(mechanism: SpatialMechanism, columns: _Columns, jacobian, inertias):
+    """``(J_c, M_c J_c)``: the coupled block of the recursion's ``jacobian`` (whose columns
+    are the coupled velocities) and its mass-weighted rows."""
+    if not columns.free.size:
+        return jacobian, _mass_apply(mechanism.masses, inertias, jacobian.T).T
+    jacobian, bodies = _split(columns, jacobian, 6)[0], columns.coupled_bodies
+    return jacobian, _mass_apply(mechanism.masses[bodies], inertias[bodies], jacobian.T).T
 
 
 def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialTreeEvaluation:
@@ -148,20 +176,20 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
     the free segments of a flexible body add nothing to the recursion nor to a forward-mode
     derivative of the field."""
     pd = prescribed_rates(mechanism, topology)
-    columns = _columns(topology)
+    columns = _columns(topology, mechanism.num_bodies)
     x, v, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
                                                               state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
     applied, contact = body_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
     multipliers = jnp.zeros((0,), x.dtype)
-    size = topology.rate_size
-    if size:
-        weighted = _mass_apply(mechanism, inertias, jacobian.T).T  # M J_c (M symmetric)
+    if topology.rate_size:
+        jacobian, weighted = _coupled_block(mechanism, columns, jacobian, inertias)
         solve = lambda b: _inertia_solve(mechanism, columns, x, jacobian, weighted, b)  # noqa: E731
-        rhs = _jacobian_transpose_times(columns, jacobian, applied - _mass_apply(mechanism, inertias, convective), size)
+        rhs = _jacobian_transpose_times(columns, jacobian,
+                                        applied - _mass_apply(mechanism.masses, inertias, convective))
         if topology.cut_rows:
             cut_jacobian, gamma = _cut_rows(mechanism, topology, x, v, convective)
-            coupling = _jacobian_transpose_times(columns, jacobian, cut_jacobian.T, size).T  # Phi_v J
+            coupling = _jacobian_transpose_times(columns, jacobian, cut_jacobian.T).T  # Phi_v J
             zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
             # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
             applied = applied - cut_jacobian.T @ multipliers
@@ -170,7 +198,7 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
         vdot = _jacobian_times(columns, jacobian, zdd) + convective
     else:
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
-    driving = driver_jacobian.T @ (_mass_apply(mechanism, inertias, vdot) - applied)
+    driving = driver_jacobian.T @ (_mass_apply(mechanism.masses, inertias, vdot) - applied)
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
@@ -190,13 +218,12 @@ def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeSt
         return state
     cut = cut_view(mechanism, topology)
     pd = prescribed_rates(mechanism, topology)
-    columns = _columns(topology)
-    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
-    inertias = world_inertias(mechanism, motion.x)
-    weighted = _mass_apply(mechanism, inertias, motion.jacobian.T).T
-    coupling = _jacobian_transpose_times(columns, motion.jacobian, constraint_jacobian(cut, motion.x, 0.0).T,
-                                         topology.rate_size).T
-    spread = _inertia_solve(mechanism, columns, motion.x, motion.jacobian, weighted, coupling.T)
+    columns = _columns(topology, mechanism.num_bodies)
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd,
+                         carried=tuple(columns.coupled.tolist()))
+    jacobian, weighted = _coupled_block(mechanism, columns, motion.jacobian, world_inertias(mechanism, motion.x))
+    coupling = _jacobian_transpose_times(columns, jacobian, constraint_jacobian(cut, motion.x, 0.0).T).T
+    spread = _inertia_solve(mechanism, columns, motion.x, jacobian, weighted, coupling.T)
 
     def correction(residual):
         return -spread @ spd_solve(coupling @ spread, residual)
