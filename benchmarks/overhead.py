@@ -712,6 +712,16 @@ def _looped(function):
     return jax.jit(run)
 
 
+def _engine_config(case, argv, default: str):
+    """The config named on the command line of an engine comparison ``case`` (``default``
+    without one), the project's JAX settings on."""
+    parser = argparse.ArgumentParser(description=case.__doc__.splitlines()[0])
+    parser.add_argument("config", nargs="?", default=default)
+    args = parser.parse_args(argv)
+    model.configure()
+    return load_mechanism(args.config)
+
+
 def engine_field(argv=None) -> int:
     """What one evaluation costs per lane on each engine: the vector field, and the two
     queries the peak tracking makes at every sample of a step (body accelerations, contact
@@ -724,11 +734,7 @@ def engine_field(argv=None) -> int:
         python -m benchmarks.overhead --case engine-field
         python -m benchmarks.overhead --case engine-field configs/double_link_clearance.toml
     """
-    parser = argparse.ArgumentParser(description=engine_field.__doc__.splitlines()[0])
-    parser.add_argument("config", nargs="?", default="configs/flores_slider_crank.toml")
-    args = parser.parse_args(argv)
-    model.configure()
-    config = load_mechanism(args.config)
+    config = _engine_config(engine_field, argv, "configs/flores_slider_crank.toml")
     path = f"joints.{build_mechanism(config, 'absolute').clearance_names[0]}.clearance"
     rows = []
     for engine in ("joint", "absolute"):
@@ -762,11 +768,7 @@ def engine_jacobian(argv=None) -> int:
         python -m benchmarks.overhead --case engine-jacobian
         python -m benchmarks.overhead --case engine-jacobian configs/double_link_flexible.toml
     """
-    parser = argparse.ArgumentParser(description=engine_jacobian.__doc__.splitlines()[0])
-    parser.add_argument("config", nargs="?", default="configs/flexible_cantilever_3d.toml")
-    args = parser.parse_args(argv)
-    model.configure()
-    config = load_mechanism(args.config)
+    config = _engine_config(engine_jacobian, argv, "configs/flexible_cantilever_3d.toml")
     rows = []
     for engine in ("joint", "absolute"):
         mechanism = build_mechanism(config, engine)
