@@ -100,28 +100,32 @@ class _Columns(NamedTuple):
 
     coupled: np.ndarray  # the coupled velocities
     coupled_bodies: np.ndarray  # the bodies they move
+    coupled_rows: np.ndarray  # those bodies' twist rows
     free: np.ndarray  # the free joints' velocities
     free_bodies: np.ndarray  # the free joints' bodies
+    free_rows: np.ndarray  # those bodies' twist rows
     velocities: np.ndarray  # [coupled, free] back in the order of the velocities
-    rows: np.ndarray  # the same for the twist rows: [coupled bodies', free bodies'] back in order
+    rows: np.ndarray  # [coupled_rows, free_rows] back in the order of the twist rows
 
 
 def _columns(topology: Topology, num_bodies: int) -> _Columns:
+    """:class:`_Columns` of the tree ``topology`` of ``num_bodies`` bodies."""
     joints = decoupled_joints(topology)
     index = lambda values: np.asarray(values, dtype=int)  # noqa: E731
+    twist_rows = lambda bodies: (6 * bodies[:, None] + np.arange(6)).reshape(-1)  # noqa: E731
     free_bodies = index([joint.body for joint in joints])
     coupled_bodies = index([b for b in range(num_bodies) if b not in set(free_bodies.tolist())])
     coupled, free = index(coupled_rates(topology, SPATIAL_SIZES)), index([j.rate + k for j in joints for k in range(6)])
-    twist_rows = lambda bodies: (6 * bodies[:, None] + np.arange(6)).reshape(-1)  # noqa: E731
-    return _Columns(coupled, coupled_bodies, free, free_bodies, np.argsort(np.concatenate([coupled, free])),
-                    np.argsort(np.concatenate([twist_rows(coupled_bodies), twist_rows(free_bodies)])))
+    coupled_rows, free_rows = twist_rows(coupled_bodies), twist_rows(free_bodies)
+    return _Columns(coupled, coupled_bodies, coupled_rows, free, free_bodies, free_rows,
+                    np.argsort(np.concatenate([coupled, free])), np.argsort(np.concatenate([coupled_rows, free_rows])))
 
 
 def _split(columns: _Columns, values, per: int):
     """``values`` (rows first) as ``(coupled part, free part)``: ``per`` 1 for velocities, 6 for twists."""
-    coupled = columns.coupled if per == 1 else (6 * columns.coupled_bodies[:, None] + np.arange(6)).reshape(-1)
-    free = columns.free if per == 1 else (6 * columns.free_bodies[:, None] + np.arange(6)).reshape(-1)
-    return values[coupled], values[free]
+    if per == 1:
+        return values[columns.coupled], values[columns.free]
+    return values[columns.coupled_rows], values[columns.free_rows]
 
 
 def _jacobian_times(columns: _Columns, coupled_jacobian, rates):
