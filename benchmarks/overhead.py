@@ -712,6 +712,16 @@ def _looped(function):
     return jax.jit(run)
 
 
+def _engine_config(case, argv, default: str):
+    """The config named on the command line of an engine comparison ``case`` (``default``
+    without one), the project's JAX settings on."""
+    parser = argparse.ArgumentParser(description=case.__doc__.splitlines()[0])
+    parser.add_argument("config", nargs="?", default=default)
+    args = parser.parse_args(argv)
+    model.configure()
+    return load_mechanism(args.config)
+
+
 def engine_field(argv=None) -> int:
     """What one evaluation costs per lane on each engine: the vector field, and the two
     queries the peak tracking makes at every sample of a step (body accelerations, contact
@@ -724,11 +734,7 @@ def engine_field(argv=None) -> int:
         python -m benchmarks.overhead --case engine-field
         python -m benchmarks.overhead --case engine-field configs/double_link_clearance.toml
     """
-    parser = argparse.ArgumentParser(description=engine_field.__doc__.splitlines()[0])
-    parser.add_argument("config", nargs="?", default="configs/flores_slider_crank.toml")
-    args = parser.parse_args(argv)
-    model.configure()
-    config = load_mechanism(args.config)
+    config = _engine_config(engine_field, argv, "configs/flores_slider_crank.toml")
     path = f"joints.{build_mechanism(config, 'absolute').clearance_names[0]}.clearance"
     rows = []
     for engine in ("joint", "absolute"):
@@ -752,8 +758,35 @@ def engine_field(argv=None) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- engine_jacobian
+def engine_jacobian(argv=None) -> int:
+    """What a stiff solver's Jacobian costs on each engine: ``jax.jit(f)`` and
+    ``jax.jit(jax.jacfwd(f))`` of ``f = lambda y: mechanism.flat_vector_field(0.0, y)`` at a
+    config's start state (default the 3-D flexible cantilever), one lane, best of 20 calls in
+    CPU milliseconds (docs/engine.md)::
+
+        python -m benchmarks.overhead --case engine-jacobian
+        python -m benchmarks.overhead --case engine-jacobian configs/double_link_flexible.toml
+    """
+    config = _engine_config(engine_jacobian, argv, "configs/flexible_cantilever_3d.toml")
+    rows = []
+    for engine in ("joint", "absolute"):
+        mechanism = build_mechanism(config, engine)
+        y0 = jax.jit(lambda m: m.flatten(m.initial_state()))(mechanism)
+        field = jax.jit(lambda m, y: m.flat_vector_field(0.0, y))
+        jacobian = jax.jit(jax.jacfwd(lambda m, y: m.flat_vector_field(0.0, y), argnums=1))
+        arms = {name: functools.partial(lambda f: jax.block_until_ready(f(mechanism, y0)), function)
+                for name, function in (("vector field", field), ("its Jacobian", jacobian))}
+        timings = harness.interleaved(arms, repeats=20)
+        rows += [[f"{engine}: {name}", f"{y0.size}", f"{t.best * 1e3:.2f}", f"{t.best_cpu * 1e3:.2f}"]
+                 for name, t in timings.items()]
+    print(harness.markdown_table(["engine: evaluation", "state entries", "ms (wall)", "ms (CPU)"], rows))
+    return 0
+
+
 CASES = {"guard": guard, "peaks": peaks, "projection": projection, "drift": drift, "stiff": stiff,
-         "stability": stability, "roofline": roofline, "engine-field": engine_field}
+         "stability": stability, "roofline": roofline, "engine-field": engine_field,
+         "engine-jacobian": engine_jacobian}
 
 if __name__ == "__main__":
     raise SystemExit(harness.main(CASES, __doc__))

@@ -110,8 +110,9 @@ def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Arra
 
 def structured_inertia_solve(topology: Topology, sizes: dict[str, tuple[int, int]], jacobian: Float[Array, "rows n"],
                              weighted: Float[Array, "rows n"], rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = J^T W``, ``W = M J`` (``weighted``), planar or spatial
-    (``sizes``): the unrolled Cholesky of :func:`~model.mechanics.linalg.spd_solve` up to
+    """``H^-1 rhs`` with ``H = J^T W``, ``W = M J`` (``weighted``; ``sizes``: the joint kinds'
+    sizes, :data:`~.topology.PLANAR_SIZES` for the planar tree, the spatial tree splitting
+    ``J`` instead, :mod:`.spatial_dynamics`): the unrolled Cholesky of :func:`~model.mechanics.linalg.spd_solve` up to
     its size ``UNROLLED_CHOLESKY_MAX``. Above it (a flexible body's segments), the
     velocities of childless free joints (:func:`~.topology.decoupled_blocks`) make
     diagonal blocks of ``H`` coupled to nothing else, so they are solved block by block and

@@ -13,9 +13,11 @@ absolute engine's forces on the twists (:func:`model.mechanics.spatial.dynamics.
 gravity, loads, torque drivers, every clearance joint's contact, friction and oil film,
 the gyroscopic term ``-omega x (I omega)`` of the Newton-Euler equations (Shabana 2010,
 §7) and the beam elements of flexible bodies, whose segments are bodies of the tree. ``H``
-is factorised by the unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`; above
-its size the free segments' blocks are divided out first
-(:func:`~.dynamics.structured_inertia_solve`, shared with the planar tree).
+is block diagonal: each childless free joint (a free body, a flexible body's segment held by
+beam elements only) moves its body alone, its columns of ``J`` an identity block, its block
+of ``H`` its body's mass matrix, inverted directly; the rest, the coupled velocities, by the
+unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`. ``J`` is computed and
+carried for the coupled velocities only.
 A speed driver's torque is ``tau = J_p^T (M vdot - Q + Phi_v^T lambda)``, as in the
 planar tree.
 
@@ -38,15 +40,16 @@ import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
 from ..linalg import schur_solve, spd_solve
-from ..spatial.dynamics import SpatialState, body_forces, world_inertias
+from ..spatial.dynamics import SpatialState, body_forces, world_inertias, world_inverse_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
-from .dynamics import TreeState, prescribed_rates, structured_inertia_solve
+from .dynamics import TreeState, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
-from .topology import SPATIAL_SIZES, Topology
+from .topology import SPATIAL_SIZES, Topology, coupled_rates, decoupled_joints
 
 if TYPE_CHECKING:
     from ..spatial.mechanism import SpatialMechanism
@@ -64,10 +67,11 @@ class SpatialTreeEvaluation(NamedTuple):
     multipliers: Float[Array, " cut_rows"]  # the cut joints' independent rows (N, N m)
 
 
-def _mass_apply(mechanism: SpatialMechanism, inertias, twists):
-    """``M`` applied to twist-ordered rows (``... x 6 bodies``)."""
-    blocks = twists.reshape(twists.shape[:-1] + (mechanism.num_bodies, 2, 3))
-    linear = mechanism.masses[:, None] * blocks[..., 0, :]
+def _mass_apply(masses, inertias, twists):
+    """``M`` of bodies with ``masses`` (kg) and world ``inertias`` (kg m^2) applied to
+    twist-ordered rows (``... x 6 bodies``)."""
+    blocks = twists.reshape(twists.shape[:-1] + (masses.shape[0], 2, 3))
+    linear = masses[:, None] * blocks[..., 0, :]
     angular = jnp.einsum("bij,...bj->...bi", inertias, blocks[..., 1, :])
     return jnp.stack([linear, angular], axis=-2).reshape(twists.shape)
 
@@ -77,40 +81,128 @@ def cut_view(mechanism: SpatialMechanism, topology: Topology) -> SpatialMechanis
     return dataclasses.replace(mechanism, kept_rows=topology.cut_rows)
 
 
-def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective, jacobian):
-    """``(Phi_v, G = Phi_v J, gamma)`` of the cut joints' rows (module docstring)."""
+def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective):
+    """``(Phi_v, gamma)`` of the cut joints' rows (module docstring)."""
     cut = cut_view(mechanism, topology)
     jets = constraint_jets(cut, x, v, 0.0)
     cut_jacobian = constraint_jacobian(cut, x, 0.0)
     gamma = (-(cut_jacobian @ convective + jets.second) - 2.0 * mechanism.baumgarte_alpha * jets.rate
              - mechanism.baumgarte_beta**2 * jets.value)
-    return cut_jacobian, cut_jacobian @ jacobian, gamma
+    return cut_jacobian, gamma
+
+
+class _Columns(NamedTuple):
+    """How ``J`` splits (static): the childless free joints (:func:`~.topology.decoupled_joints`)
+    each move their one body, their columns an identity block on its twist rows (the body's
+    twist is its velocity), and the other velocities (:func:`~.topology.coupled_rates`)
+    move the other bodies only, so ``J`` is the coupled block ``J_c`` (computed by the
+    recursion) and identity blocks, up to the order of rows and columns."""
+
+    coupled: np.ndarray  # the coupled velocities
+    coupled_bodies: np.ndarray  # the bodies they move
+    coupled_rows: np.ndarray  # those bodies' twist rows
+    free: np.ndarray  # the free joints' velocities
+    free_bodies: np.ndarray  # the free joints' bodies
+    free_rows: np.ndarray  # those bodies' twist rows
+    velocities: np.ndarray  # [coupled, free] back in the order of the velocities
+    rows: np.ndarray  # [coupled_rows, free_rows] back in the order of the twist rows
+
+
+def _columns(topology: Topology, num_bodies: int) -> _Columns:
+    """:class:`_Columns` of the tree ``topology`` of ``num_bodies`` bodies."""
+    joints = decoupled_joints(topology)
+    index = lambda values: np.asarray(values, dtype=int)  # noqa: E731
+    twist_rows = lambda bodies: (6 * bodies[:, None] + np.arange(6)).reshape(-1)  # noqa: E731
+    free_bodies = index([joint.body for joint in joints])
+    coupled_bodies = index([b for b in range(num_bodies) if b not in set(free_bodies.tolist())])
+    coupled, free = index(coupled_rates(topology, SPATIAL_SIZES)), index([j.rate + k for j in joints for k in range(6)])
+    coupled_rows, free_rows = twist_rows(coupled_bodies), twist_rows(free_bodies)
+    return _Columns(coupled, coupled_bodies, coupled_rows, free, free_bodies, free_rows,
+                    np.argsort(np.concatenate([coupled, free])), np.argsort(np.concatenate([coupled_rows, free_rows])))
+
+
+def _split(columns: _Columns, values, per: int):
+    """``values`` (rows first) as ``(coupled part, free part)``: ``per`` 1 for velocities, 6 for twists."""
+    if per == 1:
+        return values[columns.coupled], values[columns.free]
+    return values[columns.coupled_rows], values[columns.free_rows]
+
+
+def _jacobian_times(columns: _Columns, coupled_jacobian, rates):
+    """``J rates`` (``rates``: velocities x ...), ``coupled_jacobian`` the coupled block
+    ``J_c`` (the coupled bodies' rows, the coupled velocities' columns)."""
+    if not columns.free.size:
+        return coupled_jacobian @ rates
+    coupled, free = _split(columns, rates, 1)
+    return jnp.concatenate([coupled_jacobian @ coupled, free])[columns.rows]
+
+
+def _jacobian_transpose_times(columns: _Columns, coupled_jacobian, twists):
+    """``J^T twists`` (``twists``: 6 bodies x ...)."""
+    if not columns.free.size:
+        return coupled_jacobian.T @ twists
+    coupled, free = _split(columns, twists, 6)
+    return jnp.concatenate([coupled_jacobian.T @ coupled, free])[columns.velocities]
+
+
+def _inertia_solve(mechanism: SpatialMechanism, columns: _Columns, x, coupled_jacobian, weighted, rhs):
+    """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J`` block diagonal: the coupled
+    block ``J_c^T M_c J_c`` (``weighted = M_c J_c``) by
+    :func:`~model.mechanics.linalg.spd_solve`, and each childless free joint's block, its
+    body's ``diag(m I_3, R J R^T)`` (Golub & Van Loan 2013, §4.2: a block-diagonal system
+    is as many independent ones), inverted as ``1/m`` and ``R J^-1 R^T``: the factorised
+    system is the size of the coupled velocities."""
+    if not columns.free.size:
+        return spd_solve(coupled_jacobian.T @ weighted, rhs)
+    coupled, free = _split(columns, rhs, 1)
+    trailing = rhs.shape[1:]
+    if columns.coupled.size:
+        coupled = spd_solve(coupled_jacobian.T @ weighted, coupled)
+    blocks = free.reshape((-1, 2, 3) + trailing)
+    masses = mechanism.masses[columns.free_bodies].reshape((-1, 1) + (1,) * len(trailing))
+    inverse = world_inverse_inertias(mechanism, x)[columns.free_bodies]
+    free = jnp.stack([blocks[:, 0] / masses, jnp.einsum("kij,kj...->ki...", inverse, blocks[:, 1])], axis=1)
+    return jnp.concatenate([coupled, free.reshape((-1,) + trailing)])[columns.velocities]
+
+
+def _coupled_block(mechanism: SpatialMechanism, columns: _Columns, jacobian, inertias):
+    """``(J_c, M_c J_c)``: the coupled block of the recursion's ``jacobian`` (whose columns
+    are the coupled velocities) and its mass-weighted rows."""
+    if not columns.free.size:
+        return jacobian, _mass_apply(mechanism.masses, inertias, jacobian.T).T
+    jacobian, bodies = _split(columns, jacobian, 6)[0], columns.coupled_bodies
+    return jacobian, _mass_apply(mechanism.masses[bodies], inertias[bodies], jacobian.T).T
 
 
 def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialTreeEvaluation:
     """Joint accelerations, absolute kinematics, contact state, driver torques and the cut
-    joints' multipliers."""
+    joints' multipliers. ``J`` is carried as its coupled columns only (:class:`_Columns`), so
+    the free segments of a flexible body add nothing to the recursion nor to a forward-mode
+    derivative of the field."""
     pd = prescribed_rates(mechanism, topology)
+    columns = _columns(topology, mechanism.num_bodies)
     x, v, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
-                                                              state.prescribed, pd)
+                                                              state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
     applied, contact = body_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
     multipliers = jnp.zeros((0,), x.dtype)
     if topology.rate_size:
-        weighted = _mass_apply(mechanism, inertias, jacobian.T).T  # M J (M symmetric)
-        solve = lambda b: structured_inertia_solve(topology, SPATIAL_SIZES, jacobian, weighted, b)  # noqa: E731
-        rhs = jacobian.T @ (applied - _mass_apply(mechanism, inertias, convective))
+        jacobian, weighted = _coupled_block(mechanism, columns, jacobian, inertias)
+        solve = lambda b: _inertia_solve(mechanism, columns, x, jacobian, weighted, b)  # noqa: E731
+        rhs = _jacobian_transpose_times(columns, jacobian,
+                                        applied - _mass_apply(mechanism.masses, inertias, convective))
         if topology.cut_rows:
-            cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, x, v, convective, jacobian)
+            cut_jacobian, gamma = _cut_rows(mechanism, topology, x, v, convective)
+            coupling = _jacobian_transpose_times(columns, jacobian, cut_jacobian.T).T  # Phi_v J
             zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
             # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
             applied = applied - cut_jacobian.T @ multipliers
         else:
             zdd = solve(rhs)
-        vdot = jacobian @ zdd + convective
+        vdot = _jacobian_times(columns, jacobian, zdd) + convective
     else:
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
-    driving = driver_jacobian.T @ (_mass_apply(mechanism, inertias, vdot) - applied)
+    driving = driver_jacobian.T @ (_mass_apply(mechanism.masses, inertias, vdot) - applied)
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
@@ -130,11 +222,12 @@ def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeSt
         return state
     cut = cut_view(mechanism, topology)
     pd = prescribed_rates(mechanism, topology)
-    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd)
-    inertias = world_inertias(mechanism, motion.x)
-    weighted = _mass_apply(mechanism, inertias, motion.jacobian.T).T
-    coupling = constraint_jacobian(cut, motion.x, 0.0) @ motion.jacobian
-    spread = structured_inertia_solve(topology, SPATIAL_SIZES, motion.jacobian, weighted, coupling.T)
+    columns = _columns(topology, mechanism.num_bodies)
+    motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd,
+                         carried=tuple(columns.coupled.tolist()))
+    jacobian, weighted = _coupled_block(mechanism, columns, motion.jacobian, world_inertias(mechanism, motion.x))
+    coupling = _jacobian_transpose_times(columns, jacobian, constraint_jacobian(cut, motion.x, 0.0).T).T
+    spread = _inertia_solve(mechanism, columns, motion.x, jacobian, weighted, coupling.T)
 
     def correction(residual):
         return -spread @ spd_solve(coupling @ spread, residual)

@@ -193,8 +193,8 @@ class TreeMotion(NamedTuple):
     convective: Float[Array, " velocities"]
 
 
-def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, zdd=None, order: int = 2
-                ) -> TreeMotion:
+def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, zdd=None, order: int = 2,
+                carried: tuple[int, ...] | None = None) -> TreeMotion:
     """:class:`TreeMotion` by the recursion over the tree (Featherstone 2008, §4.4, §7.1):
     with the child's pose ``R_c = R_p E``, ``r_c = r_p + R_p s`` and, in the parent's frame,
     its relative angular velocity ``w`` and ``sdot`` (:func:`_local_twist`, linear in the
@@ -210,9 +210,13 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
 
     ``zdd`` (None: zero) makes ``convective`` the twists' whole rate ``J zdd + c``;
     ``order`` 0 gives the positions and twists only (the rest zero), 1 adds the rates, 2
-    the Jacobians."""
+    the Jacobians. ``carried`` (static, None: all) are the velocities whose columns ``J``
+    holds, in order; every joint's velocities are all in it or all out of it (a joint out of
+    it adds no column: :func:`~.topology.coupled_rates` leaves out the childless free
+    joints, whose columns are constant identity blocks)."""
     dtype = jnp.result_type(z, zd, p, mechanism.masses)
-    size, drivers = zd.shape[0], p.shape[0]
+    size = zd.shape[0] if carried is None else len(carried)
+    drivers = p.shape[0]
     zero3 = jnp.zeros(3, dtype)
     ground = (jnp.zeros(3, dtype), jnp.asarray([1.0, 0.0, 0.0, 0.0], dtype), jnp.eye(3, dtype=dtype), zero3, zero3,
               zero3, zero3, jnp.zeros((3, size), dtype), jnp.zeros((3, size), dtype), jnp.zeros((3, drivers), dtype),
@@ -251,8 +255,9 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
             if joint.prescribed is not None:
                 k = joint.prescribed
                 child[9], child[10] = child[9].at[:, k].add(own_v[:, 0]), child[10].at[:, k].add(own_w[:, 0])
-            else:
-                k = slice(joint.rate, joint.rate + own_w.shape[1])
+            elif carried is None or joint.rate in carried:
+                start = joint.rate if carried is None else carried.index(joint.rate)
+                k = slice(start, start + own_w.shape[1])
                 child[7], child[8] = child[7].at[:, k].add(own_v), child[8].at[:, k].add(own_w)
         bodies[joint.body] = tuple(child)
     ordered = [bodies[b] for b in range(mechanism.num_bodies)]

@@ -87,10 +87,23 @@ def decoupled_blocks(topology: Topology, sizes: dict[str, tuple[int, int]]) -> t
     matrix (``m`` per linear component; ``I`` planar, the world inertia ``R J R^T``
     spatial), coupled to no other velocity. ``sizes``: :data:`PLANAR_SIZES` or
     :data:`SPATIAL_SIZES`."""
-    parents = {joint.parent for joint in topology.joints}
     pattern = _FREE_BLOCKS[sizes["free"][1]]
-    return tuple(tuple(joint.rate + k for k in block) for joint in topology.joints
-                 if joint.kind == "free" and joint.body not in parents for block in pattern)
+    return tuple(tuple(joint.rate + k for k in block) for joint in decoupled_joints(topology) for block in pattern)
+
+
+def decoupled_joints(topology: Topology) -> tuple[TreeJoint, ...]:
+    """The free joints whose body has no children: each moves its one body in the ground
+    frame, its velocities the body's own (:func:`decoupled_blocks`)."""
+    parents = {joint.parent for joint in topology.joints}
+    return tuple(joint for joint in topology.joints if joint.kind == "free" and joint.body not in parents)
+
+
+def coupled_rates(topology: Topology, sizes: dict[str, tuple[int, int]]) -> tuple[int, ...]:
+    """The velocities of every joint but :func:`decoupled_joints`, in order: the columns of
+    ``J`` that depend on the state (``sizes``: :data:`PLANAR_SIZES` or :data:`SPATIAL_SIZES`)."""
+    free = set(decoupled_joints(topology))
+    return tuple(joint.rate + k for joint in topology.joints if joint.rate is not None and joint not in free
+                 for k in range(sizes[joint.kind][1]))
 
 
 def walk_tree(edges: list[tuple[str, int, int, int]], num_bodies: int, driven: dict[int, int],

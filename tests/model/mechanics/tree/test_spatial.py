@@ -132,3 +132,40 @@ def test_bodies_held_only_by_clearance_joints():
     # the choice of rows needs values: under a trace the engine does not apply
     with pytest.raises(UnsupportedMechanism, match="trace"):
         eqx.filter_jit(lambda mechanism: tree_topology(mechanism).size)(looped)
+
+
+def test_a_free_body_beside_the_chain_moves_as_on_the_absolute_engine():
+    """The chain and a sixth body held by no joint (a free joint without children: its
+    columns of ``J`` an identity block the field leaves out of the recursion, its block of
+    ``H`` its mass matrix inverted apart), tilted and spinning about all three axes with a
+    full inertia tensor: every twist rate, the sixth body's gyroscopic one included, and the
+    driver's torque equal the absolute engine's at the same state."""
+    base = chain()
+    rng = np.random.default_rng(11)
+    root = rng.normal(size=(3, 3)) * 1e-2
+    inertia = jnp.asarray(root @ root.T + 1e-4 * np.eye(3))[None]
+    start = jnp.asarray([0.8, 0.1, -0.2, 1.0, 0.0, 0.0, 0.0])
+    mechanism = dataclasses.replace(base, masses=jnp.append(base.masses, 0.4),
+                                    inertias=jnp.concatenate([base.inertias, inertia]),
+                                    initial_positions=jnp.concatenate([base.initial_positions, start]),
+                                    body_names=base.body_names + ("loose",))
+    tree = tree_mechanism(mechanism)
+    free = [joint for joint in tree.topology.joints if joint.kind == "free"]
+    assert [(joint.body, joint.parent) for joint in free] == [(5, GROUND)]
+
+    @jax.jit
+    def evaluations(tree):
+        state = tree.initial_state()
+        turn = jnp.asarray(rng.normal(size=4))
+        at = free[0].coordinate + 3
+        z = state.z.at[at : at + 4].set(turn / jnp.linalg.norm(turn))
+        state = state._replace(z=z, zd=jnp.asarray(rng.normal(size=tree.topology.rate_size)) * 3.0)
+        absolute = tree.state_absolute(state)
+        return evaluate(tree.absolute, tree.topology, state), tree.absolute.evaluate(0.0, absolute)
+
+    out, reference = evaluations(tree)
+    scale = float(jnp.max(jnp.abs(reference.acceleration)))
+    np.testing.assert_allclose(out.vdot, reference.acceleration, rtol=0, atol=1e-11 * scale)
+    spin = reference.acceleration[-3:]
+    assert float(jnp.max(jnp.abs(spin))) > 1e-3 * scale  # the loose body's gyroscopic rate counts
+    np.testing.assert_allclose(out.driver_torques, reference.driver_torques, rtol=1e-10)

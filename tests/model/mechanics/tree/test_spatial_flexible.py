@@ -1,9 +1,9 @@
 """Spatial flexible bodies on the joint-coordinate engine: a body's segments are bodies of
 the tree (the one an ideal joint places hangs on it, the others get spatial free joints),
 its beam elements force elements. The clamped cantilever of
-``configs/flexible_cantilever_3d.toml`` with four elements (24 velocities: above the
-unrolled Cholesky's size, so the free segments' blocks of ``H`` are solved one by one):
-its tree, one deformed, moving state against the absolute engine, and ``jit``, ``vmap`` and
+``configs/flexible_cantilever_3d.toml`` with four elements (24 velocities, all on the four
+free segments, whose columns of ``J`` are identity blocks and whose blocks of ``H`` are
+solved one by one): its tree, the split of ``J``, one deformed, moving state against the absolute engine, and ``jit``, ``vmap`` and
 ``grad`` through a short solve (``slow``). Whole runs: ``test_spatial_flexible_simulation.py``
 (``validation``)."""
 
@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from model.mechanics.interface import flat_vector_field
-from model.mechanics.linalg import UNROLLED_CHOLESKY_MAX, spd_solve
+from model.mechanics.linalg import UNROLLED_CHOLESKY_MAX
 from model.mechanics.spatial.beams import strain_energy
-from model.mechanics.spatial.dynamics import kinetic_energy, world_inertias
+from model.mechanics.spatial.dynamics import kinetic_energy
 from model.mechanics.tree import SpatialTreeMechanism
-from model.mechanics.tree.dynamics import TreeState, structured_inertia_solve
+from model.mechanics.tree.dynamics import TreeState
 from model.mechanics.tree.spatial_dynamics import evaluate
 from model.mechanics.tree.spatial_kinematics import joint_coordinates, tree_motion
-from model.mechanics.tree.topology import SPATIAL_SIZES, decoupled_blocks
+from model.mechanics.tree.topology import SPATIAL_SIZES, coupled_rates, decoupled_blocks, decoupled_joints
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS, write_variant
@@ -57,7 +57,7 @@ def values(tree):
     """The four-element cantilever at its configured pose in joint coordinates with every
     coordinate moved (bending, twisting and stretching the elements) and moving with
     disturbed velocities: the joint engine's evaluation there, the absolute engine's at the
-    same absolute state, and ``H^-1`` of two columns by the structured and by a dense solve."""
+    same absolute state, and the tree's ``J`` in full and on the coupled velocities only."""
 
     @jax.jit
     def evaluations(tree):
@@ -68,15 +68,10 @@ def values(tree):
         state = TreeState(z + 2e-4 * wiggle, 0.3 * rates, jnp.zeros(tree.absolute.memory_size), zero, p)
         absolute = tree.state_absolute(state)
         motion = tree_motion(tree.absolute, tree.topology, state.z, state.zd, p, jnp.zeros_like(p))
-        inertias = world_inertias(tree.absolute, motion.x)
-        blocks = motion.jacobian.reshape(tree.absolute.num_bodies, 2, 3, -1)
-        weighted = jnp.concatenate([tree.absolute.masses[:, None, None] * blocks[:, 0],
-                                    jnp.einsum("bij,bjn->bin", inertias, blocks[:, 1])], axis=1).reshape(
-                                        motion.jacobian.shape)
-        columns = jnp.stack([rates, jnp.cos(rates)], axis=1)
-        solves = (structured_inertia_solve(tree.topology, SPATIAL_SIZES, motion.jacobian, weighted, columns),
-                  spd_solve(motion.jacobian.T @ weighted, columns))
-        return evaluate(tree.absolute, tree.topology, state), tree.absolute.evaluate(0.0, absolute), solves, absolute
+        carried = tree_motion(tree.absolute, tree.topology, state.z, state.zd, p, jnp.zeros_like(p),
+                              carried=coupled_rates(tree.topology, SPATIAL_SIZES))
+        jacobians = (motion.jacobian, carried.jacobian)
+        return evaluate(tree.absolute, tree.topology, state), tree.absolute.evaluate(0.0, absolute), jacobians, absolute
 
     return evaluations(tree)
 
@@ -84,14 +79,28 @@ def values(tree):
 def test_a_deformed_flexible_body_moves_as_on_the_absolute_engine(tree, values):
     """Elastic, damping, gyroscopic and inertial forces of the bent beam: every segment's
     twist rate equals the absolute engine's (multipliers on 7 coordinates per body, an
-    independent formulation); the clamp holds by construction; the structured solve of H
-    equals the dense one."""
-    joint, absolute, (structured, dense), state = values
+    independent formulation, so the block-diagonal solve of ``H`` holds); the clamp holds by
+    construction."""
+    joint, absolute, _, state = values
     assert float(jnp.max(jnp.abs(tree.absolute.constraint_values(state.x, 0.0)))) < 1e-15
     scale = float(jnp.max(jnp.abs(absolute.acceleration)))
     assert scale > 1e5  # m/s^2, rad/s^2: the elements push hard
     np.testing.assert_allclose(joint.vdot, absolute.acceleration, rtol=0, atol=1e-11 * scale)
-    np.testing.assert_allclose(structured, dense, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(dense))))
+
+
+def test_free_segments_columns_of_j_are_identity_blocks(tree, values):
+    """What the engine leaves out of the recursion: each free segment's six columns of the
+    full ``J`` are the identity on its own twist rows and zero elsewhere, at a bent, moving
+    state; the recursion on the coupled velocities (none here: the clamped segment has no
+    velocities) gives the full ``J``'s other columns."""
+    _, _, (full, carried), _ = values
+    coupled = coupled_rates(tree.topology, SPATIAL_SIZES)
+    assert coupled == () and carried.shape == (full.shape[0], 0)
+    expected = np.zeros(full.shape)
+    for joint in decoupled_joints(tree.topology):
+        expected[6 * joint.body : 6 * joint.body + 6, joint.rate : joint.rate + 6] = np.eye(6)
+    assert len(decoupled_joints(tree.topology)) == 4
+    np.testing.assert_array_equal(np.asarray(full), expected)
 
 
 def _tip_deflection(tree, force):
