@@ -33,6 +33,10 @@ FLORES_3D, DOUBLE_LINK = "flores_slider_crank_3d.toml", "double_link_clearance.t
 SPHERICAL, CONICAL = "spherical_pendulum.toml", "conical_pendulum.toml"  # a free joint under the ball
 # s: past the first impact (0.23 ms; 6.4 ms; 4.5 ms); the conical pendulum starts seated, 0.1 s is 0.12 turns
 WINDOWS = {FLORES_3D: 0.4e-3, DOUBLE_LINK: 0.03, SPHERICAL: 0.02, CONICAL: 0.1}
+# a contact of the double link begins at a sample (21.75 ms), where 3 N of a 709 N peak
+# move by 1 % with the compiler's rounding at rtol 1e-8 on either engine (the positions by
+# 1e-10 m): it is solved tighter (at the default level the two then differ by 5.5e-7 of the peak)
+TOLERANCES = {DOUBLE_LINK: (1e-10, 1e-13)}
 MASS, LENGTH, G = 1.0, 0.3, 9.81  # kg, m, m/s^2: a rod hanging on a ball joint at its upper end
 INERTIA = (MASS * LENGTH**2 / 12, 1e-4, MASS * LENGTH**2 / 12)  # kg m^2, the rod along its y axis
 Z, X = jnp.array([0.0, 0.0, 1.0]), jnp.array([1.0, 0.0, 0.0])
@@ -108,8 +112,9 @@ def test_rates_match_the_absolute_engine_in_contact(name):
 
 @functools.lru_cache
 def runs(name: str):
-    settings = solver_settings(config(name), t_end=WINDOWS[name], output_interval=WINDOWS[name] / 40, rtol=1e-8,
-                               atol=1e-11)
+    rtol, atol = TOLERANCES.get(name, (1e-8, 1e-11))
+    settings = solver_settings(config(name), t_end=WINDOWS[name], output_interval=WINDOWS[name] / 40, rtol=rtol,
+                               atol=atol)
     simulate = jax.jit(model.simulate, static_argnums=1)
     return {engine: simulate(build_mechanism(config(name), engine), settings) for engine in ("joint", "absolute")}
 
@@ -118,7 +123,7 @@ def runs(name: str):
 def test_peaks_match_the_absolute_engine(name):
     """Peak contact force, peak penetration, first impact time and velocity, the bodies'
     peak accelerations, the sampled positions, normal forces and ideal joints' reactions
-    agree with the absolute engine's to 1e-5 at rtol 1e-8; the joint engine's trajectory satisfies the absolute joint rows to
+    agree with the absolute engine's to 1e-5 at rtol 1e-8 (the double link at 1e-10); the joint engine's trajectory satisfies the absolute joint rows to
     rounding (no drift), where the absolute engine's drift is held by projection."""
     joint, absolute_run = runs(name)["joint"], runs(name)["absolute"]
     assert int(joint.result) == 0 and int(absolute_run.result) == 0
