@@ -5,8 +5,8 @@
   of the solve written out;
 - :func:`inverse_3x3`: 3 x 3 inverses by the adjugate;
 - :func:`schur_solve`: a saddle-point system by the Schur complement of its few rows;
-- :func:`block_diagonal_solve`: ``(J^T W)^-1 rhs`` where the matrix is block diagonal with
-  many small blocks and one dense block.
+- :func:`diagonal_and_dense_solve`: ``(J^T W)^-1 rhs`` where the matrix is diagonal on many
+  indices and dense on the others.
 """
 
 import functools
@@ -119,29 +119,19 @@ def schur_solve(solve: Callable, rhs: Float[Array, " n"], coupling: Float[Array,
     return unconstrained - spread @ multipliers, multipliers
 
 
-def block_diagonal_solve(jacobian: Float[Array, "rows n"], weighted: Float[Array, "rows n"],
-                         blocks: tuple[tuple[int, ...], ...], rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+def diagonal_and_dense_solve(jacobian: Float[Array, "rows n"], weighted: Float[Array, "rows n"],
+                              diagonal: tuple[int, ...], rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
     """``H^-1 rhs`` with ``H = jacobian^T weighted`` symmetric positive definite, where each
-    of ``blocks`` (static tuples of indices) is a diagonal block of ``H`` coupled to no other
-    index (``H[a, b] = 0`` for ``a`` in the block and ``b`` outside it) and the remaining
-    indices form one dense block. Blocks of one index are divided by their entry, larger
-    ones solved together (``vmap`` of :func:`spd_solve`), the dense block by
-    :func:`spd_solve`: only the entries of ``H`` these need are formed, so the factorised
-    system is the dense block's size however many blocks there are (Golub & Van Loan 2013,
-    §4.2: a block-diagonal system is as many independent systems)."""
-    solution = jnp.zeros_like(rhs)
-    columns = (1,) * (rhs.ndim - 1)
-    for size in sorted({len(block) for block in blocks}):
-        index = np.asarray([block for block in blocks if len(block) == size], dtype=int)  # (k, size)
-        if size == 1:
-            picked = index[:, 0]
-            entries = jnp.sum(jacobian[:, picked] * weighted[:, picked], axis=0)
-            solution = solution.at[picked].set(rhs[picked] / entries.reshape((-1,) + columns))
-        else:
-            matrices = jnp.einsum("rka,rkb->kab", jacobian[:, index], weighted[:, index])
-            solution = solution.at[index].set(jax.vmap(spd_solve)(matrices, rhs[index]))
-    taken = {k for block in blocks for k in block}
-    dense = np.asarray([k for k in range(rhs.shape[0]) if k not in taken], dtype=int)
+    index of ``diagonal`` (static) has only its diagonal entry in its row and column of ``H``
+    and the remaining indices form one dense block: those are divided by their entry, the
+    dense block solved by :func:`spd_solve`, and only the entries of ``H`` these need are
+    formed, so the factorised system is the dense block's size however many diagonal
+    indices there are (Golub & Van Loan 2013, §4.2: a block-diagonal system is as many
+    independent systems)."""
+    picked = np.asarray(diagonal, dtype=int)
+    entries = jnp.sum(jacobian[:, picked] * weighted[:, picked], axis=0)
+    solution = jnp.zeros_like(rhs).at[picked].set(rhs[picked] / entries.reshape((-1,) + (1,) * (rhs.ndim - 1)))
+    dense = np.asarray([k for k in range(rhs.shape[0]) if k not in set(diagonal)], dtype=int)
     if dense.size:
         solution = solution.at[dense].set(spd_solve(jacobian[:, dense].T @ weighted[:, dense], rhs[dense]))
     return solution

@@ -42,11 +42,11 @@ from jaxtyping import Array, Float
 from ...contact.memory import impact_memory_rate
 from ..constraints import joint_constraints
 from ..dynamics import State, mass_diagonal
-from ..linalg import UNROLLED_CHOLESKY_MAX, block_diagonal_solve, schur_solve, spd_solve
+from ..linalg import UNROLLED_CHOLESKY_MAX, diagonal_and_dense_solve, schur_solve, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics, tree_motion
-from .topology import PLANAR_SIZES, Topology, decoupled_blocks
+from .topology import Topology, diagonal_coordinates
 
 
 class TreeState(NamedTuple):
@@ -102,27 +102,18 @@ def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> F
 
 def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Array, "coords n"],
                   rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = J^T M J`` (:func:`structured_inertia_solve`, the planar
-    mass matrix)."""
+    """``H^-1 rhs`` with ``H = J^T M J``: the unrolled Cholesky of
+    :func:`~model.mechanics.linalg.spd_solve` up to its size ``UNROLLED_CHOLESKY_MAX``.
+    Above it (a flexible body's segments), the coordinates of childless free joints
+    (:func:`~.topology.diagonal_coordinates`) have only their diagonal entry in ``H``, so
+    they are divided by it and the others solved on their block alone
+    (:func:`~model.mechanics.linalg.diagonal_and_dense_solve`): the factorised system stays
+    the size of the mechanism's rigid part."""
     weighted = jacobian * mass_diagonal(mechanism)[:, None]
-    return structured_inertia_solve(topology, PLANAR_SIZES, jacobian, weighted, rhs)
-
-
-def structured_inertia_solve(topology: Topology, sizes: dict[str, tuple[int, int]], jacobian: Float[Array, "rows n"],
-                             weighted: Float[Array, "rows n"], rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = J^T W``, ``W = M J`` (``weighted``; ``sizes``: the joint kinds'
-    sizes, :data:`~.topology.PLANAR_SIZES` for the planar tree, the spatial tree splitting
-    ``J`` instead, :mod:`.spatial_dynamics`): the unrolled Cholesky of :func:`~model.mechanics.linalg.spd_solve` up to
-    its size ``UNROLLED_CHOLESKY_MAX``. Above it (a flexible body's segments), the
-    velocities of childless free joints (:func:`~.topology.decoupled_blocks`) make
-    diagonal blocks of ``H`` coupled to nothing else, so they are solved block by block and
-    the others on their block alone
-    (:func:`~model.mechanics.linalg.block_diagonal_solve`): the factorised system stays the
-    size of the mechanism's rigid part."""
-    blocks = decoupled_blocks(topology, sizes)
-    if not blocks or topology.rate_size <= UNROLLED_CHOLESKY_MAX:
+    diagonal = diagonal_coordinates(topology)
+    if not diagonal or topology.size <= UNROLLED_CHOLESKY_MAX:
         return spd_solve(jacobian.T @ weighted, rhs)
-    return block_diagonal_solve(jacobian, weighted, blocks, rhs)
+    return diagonal_and_dense_solve(jacobian, weighted, diagonal, rhs)
 
 
 def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]) -> Float[Array, " m"]:

@@ -73,27 +73,19 @@ SPATIAL_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "cylindrical": (2, 2),
                  "fixed": (0, 0), "axial": (6, 5), "free": (7, 6)}
 
 
-# a childless free joint's velocities in blocks of H (offsets from its first velocity): each
-# linear component alone (the body's mass); the angle alone in the plane, the angular
-# velocity's three components together in space (the body's world inertia)
-_FREE_BLOCKS = {3: ((0,), (1,), (2,)), 6: ((0,), (1,), (2,), (3, 4, 5))}
-
-
-def decoupled_blocks(topology: Topology, sizes: dict[str, tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
-    """The velocities of the free joints whose body has no children (a flexible body's
-    segments held by beam elements only, a rocker held by clearance joints only), in the
-    diagonal blocks they make of ``H = J^T M J``: such a joint moves one body and nothing
-    else, in the ground frame, so its rows and columns of ``H`` hold only the body's mass
-    matrix (``m`` per linear component; ``I`` planar, the world inertia ``R J R^T``
-    spatial), coupled to no other velocity. ``sizes``: :data:`PLANAR_SIZES` or
-    :data:`SPATIAL_SIZES`."""
-    pattern = _FREE_BLOCKS[sizes["free"][1]]
-    return tuple(tuple(joint.rate + k for k in block) for joint in decoupled_joints(topology) for block in pattern)
+def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
+    """The coordinates of a planar tree's free joints whose body has no children
+    (:func:`decoupled_joints`: a flexible body's segments held by beam elements only, a
+    rocker held by clearance joints only): each moves one absolute coordinate of one body
+    and nothing else, so its row and column of ``H = J^T M J`` hold only the diagonal entry
+    (the body's mass or inertia). The spatial tree leaves such joints out of ``J``
+    altogether (:func:`coupled_rates`)."""
+    return tuple(joint.coordinate + k for joint in decoupled_joints(topology) for k in range(3))
 
 
 def decoupled_joints(topology: Topology) -> tuple[TreeJoint, ...]:
     """The free joints whose body has no children: each moves its one body in the ground
-    frame, its velocities the body's own (:func:`decoupled_blocks`)."""
+    frame, its velocities the body's own."""
     parents = {joint.parent for joint in topology.joints}
     return tuple(joint for joint in topology.joints if joint.kind == "free" and joint.body not in parents)
 

@@ -14,7 +14,7 @@ import model
 from model.mechanics.linalg import UNROLLED_CHOLESKY_MAX, spd_solve
 from model.mechanics.tree.dynamics import TreeState, evaluate, inertia_solve, joint_inertia, joint_jacobians
 from model.mechanics.tree.kinematics import joint_coordinates
-from model.mechanics.tree.topology import PLANAR_SIZES, decoupled_blocks
+from model.mechanics.tree.topology import diagonal_coordinates
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS, write_variant
@@ -37,8 +37,7 @@ def test_segments_not_placed_by_an_ideal_joint_get_free_joints(tree):
     segments = tree.beam_chains[0].segments
     kinds = {joint.body: joint.kind for joint in topology.joints}
     assert [kinds[body] for body in segments] == ["revolute"] + ["free"] * 5
-    blocks = decoupled_blocks(topology, PLANAR_SIZES)
-    assert len(blocks) == 15 and {len(block) for block in blocks} == {1}
+    assert len(diagonal_coordinates(topology)) == 15
     assert topology.size == 15 + 2 > UNROLLED_CHOLESKY_MAX and topology.cuts == ()
 
 

@@ -22,7 +22,7 @@ from model.mechanics.tree import SpatialTreeMechanism
 from model.mechanics.tree.dynamics import TreeState
 from model.mechanics.tree.spatial_dynamics import evaluate
 from model.mechanics.tree.spatial_kinematics import joint_coordinates, tree_motion
-from model.mechanics.tree.topology import SPATIAL_SIZES, coupled_rates, decoupled_blocks, decoupled_joints
+from model.mechanics.tree.topology import SPATIAL_SIZES, coupled_rates, decoupled_joints
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS, write_variant
@@ -41,14 +41,13 @@ def tree(tmp_path_factory) -> SpatialTreeMechanism:
 
 def test_segments_not_placed_by_an_ideal_joint_get_spatial_free_joints(tree):
     """Four elements, five segments: the first on the clamp, four on free joints (seven
-    coordinates and six velocities each, in four blocks of H: three masses and the world
-    inertia); no cut joints."""
+    coordinates and six velocities each) that move their segment alone, so their blocks of
+    H are the segments' mass matrices; no cut joints."""
     topology = tree.topology
     kinds = {joint.body: joint.kind for joint in topology.joints}
     assert [kinds[body] for body in tree.beam_chains[0].segments] == ["fixed"] + ["free"] * 4
     assert (topology.size, topology.rate_size) == (28, 24) and topology.rate_size > UNROLLED_CHOLESKY_MAX
-    blocks = decoupled_blocks(topology, SPATIAL_SIZES)
-    assert sorted(len(block) for block in blocks) == [1] * 12 + [3] * 4
+    assert {joint.body for joint in decoupled_joints(topology)} == set(tree.beam_chains[0].segments[1:])
     assert topology.cuts == () and not tree.constrained
 
 
