@@ -784,9 +784,50 @@ def engine_jacobian(argv=None) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- engine_outputs
+OUTPUT_SAMPLES = 301  # a 3 ms simulate run's samples at its 0.01 ms output interval
+
+
+def engine_outputs(argv=None) -> int:
+    """What a joint-engine trajectory's post-processing costs: its own outputs
+    (``trajectory_from_states`` on the tree: :meth:`~model.mechanics.tree.TreeMechanism.outputs`)
+    against the absolute engine's evaluation at the mapped absolute states
+    (``trajectory_from_states`` on the absolute description), over ``OUTPUT_SAMPLES`` states
+    of a config on the joint engine (default the Flores slider-crank; its start, coordinates
+    and rates moved by 1e-4 per sample): CPU seconds to trace, lower and compile each
+    (a new function every repeat, best of 3) and to run it (best of 20), in one process
+    (docs/engine.md)::
+
+        python -m benchmarks.overhead --case engine-outputs
+        python -m benchmarks.overhead --case engine-outputs configs/double_link_clearance.toml
+    """
+    from model.integrate.trajectory import trajectory_from_states
+
+    tree = build_mechanism(_engine_config(engine_outputs, argv, "configs/flores_slider_crank.toml"), "joint")
+    start = tree.initial_state()
+    steps = jnp.arange(OUTPUT_SAMPLES, dtype=start.zd.dtype)[:, None] * 1e-4
+    states = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (OUTPUT_SAMPLES,) + leaf.shape), start)
+    states = states._replace(z=states.z + steps, zd=states.zd + steps)
+    t = jnp.linspace(0.0, 3e-3, OUTPUT_SAMPLES)
+    paths = {"joint engine's outputs": lambda m, t, y: trajectory_from_states(m, t, y),
+             "absolute engine at the absolute states": lambda m, t, y: trajectory_from_states(
+                 m.absolute, t, jax.vmap(m.state_absolute)(y))}
+    rows = []
+    for name, path in paths.items():
+        compile_cpu = []
+        for _ in range(3):
+            begin = time.process_time()
+            compiled = jax.jit(lambda m, t, y, path=path: path(m, t, y)).lower(tree, t, states).compile()
+            compile_cpu.append(time.process_time() - begin)
+        timing = harness.interleaved({name: lambda: jax.block_until_ready(compiled(tree, t, states))}, repeats=20)[name]
+        rows.append([name, f"{min(compile_cpu):.2f}", f"{timing.best_cpu * 1e3:.2f}"])
+    print(harness.markdown_table(["post-processing", "compile (CPU s)", "run (CPU ms)"], rows))
+    return 0
+
+
 CASES = {"guard": guard, "peaks": peaks, "projection": projection, "drift": drift, "stiff": stiff,
          "stability": stability, "roofline": roofline, "engine-field": engine_field,
-         "engine-jacobian": engine_jacobian}
+         "engine-jacobian": engine_jacobian, "engine-outputs": engine_outputs}
 
 if __name__ == "__main__":
     raise SystemExit(harness.main(CASES, __doc__))

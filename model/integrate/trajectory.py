@@ -8,11 +8,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ..mechanics.dynamics import State, evaluate
 from ..mechanics.interface import AbstractMechanism
-from ..mechanics.mechanism import Mechanism
-from ..mechanics.spatial import SpatialMechanism, SpatialState
-from ..mechanics.spatial import evaluate as evaluate_spatial
 from ..mechanics.tree import TreeMechanism
 from .peaks import Peaks
 from ._diffrax import result_message as result_message  # its codes are Trajectory.result
@@ -131,50 +127,47 @@ class SpatialTrajectory(eqx.Module):
         return self.vdot.reshape(self.vdot.shape[0], -1, 2, 3)[:, :, 0, :]
 
 
-def _spatial_trajectory(mechanism: SpatialMechanism, t, states: SpatialState, steps, rejected_steps, result,
-                        peaks) -> SpatialTrajectory:
-    out = jax.vmap(lambda t_, y_: evaluate_spatial(mechanism, t_, y_))(t, states)
-    c = out.contact
-    return SpatialTrajectory(
-        t, states.x, states.v, out.acceleration, states.impact_memory, states.driver_work, c.eccentricity, c.tilt,
-        c.penetration, c.normal_force, c.normal_force_a, c.normal_force_b, c.tangential_force, c.slip_velocity,
-        c.slice_penetration, c.slice_normal_force, out.driver_torques, out.constraint_violation,
-        jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result), peaks,
-        jax.vmap(mechanism.joint_reactions)(t, states.x, out.multipliers))
-
-
 def trajectory_from_states(mechanism: AbstractMechanism, t, states, steps=0, rejected_steps=0, result=0,
                            peaks: Peaks | None = None) -> Trajectory | SpatialTrajectory:
-    """Accelerations, contact forces and driver torques at the saved ``states`` (the
-    mechanism's own state pytree, with a leading time axis): the post-processing of
-    :func:`simulate`, also used for states from other integrators. A mechanism on the
-    joint-coordinate engine reports the absolute description at its absolute states."""
+    """Accelerations, contact forces, driver torques and joint reactions at the saved
+    ``states`` (the mechanism's own state pytree, with a leading time axis): the
+    post-processing of :func:`simulate`, also used for states from other integrators. A
+    mechanism on the joint-coordinate engine reports its own evaluation
+    (:meth:`~model.mechanics.tree.TreeMechanism.outputs`) in the absolute description's
+    form; the joint reactions are the description's wrenches of the multipliers
+    (:meth:`~model.mechanics.absolute.AbstractAbsoluteMechanism.joint_reactions`)."""
     if isinstance(mechanism, TreeMechanism):
-        absolute = jax.vmap(mechanism.absolute_state)(mechanism.flatten(states))
-        return trajectory_from_states(mechanism.absolute, t, absolute, steps, rejected_steps, result, peaks)
-    if isinstance(mechanism, SpatialMechanism):
-        return _spatial_trajectory(mechanism, t, states, steps, rejected_steps, result, peaks)
-    outputs = jax.vmap(lambda t_, y_: evaluate(mechanism, t_, y_))(t, states)
+        states, out = jax.vmap(mechanism.outputs)(t, states)
+        mechanism = mechanism.absolute
+    else:
+        out = jax.vmap(mechanism.evaluate)(t, states)
+    reactions = jax.vmap(mechanism.joint_reactions)(t, states[0], out.multipliers)
+    steps, rejected_steps, result = jnp.asarray(steps), jnp.asarray(rejected_steps), jnp.asarray(result)
+    c = out.contact
+    if mechanism.dimension == 3:
+        return SpatialTrajectory(
+            t, states.x, states.v, out.acceleration, states.impact_memory, states.driver_work, c.eccentricity,
+            c.tilt, c.penetration, c.normal_force, c.normal_force_a, c.normal_force_b, c.tangential_force,
+            c.slip_velocity, c.slice_penetration, c.slice_normal_force, out.driver_torques, out.constraint_violation,
+            steps, rejected_steps, result, peaks, reactions)
     return Trajectory(
         t=t,
         q=states.q,
         qd=states.qd,
-        qdd=outputs.acceleration,
+        qdd=out.acceleration,
         impact_memory=states.impact_memory,
         driver_work=states.driver_work,
-        eccentricity=outputs.contact.eccentricity,
-        penetration=outputs.contact.penetration,
-        normal_rate=outputs.contact.normal_rate,
-        slip_velocity=outputs.contact.slip_velocity,
-        normal_force=outputs.contact.normal_force,
-        tangential_force=outputs.contact.tangential_force,
-        driver_torques=outputs.driver_torques,
-        constraint_violation=outputs.constraint_violation,
-        steps=jnp.asarray(steps),
-        rejected_steps=jnp.asarray(rejected_steps),
-        result=jnp.asarray(result),
+        eccentricity=c.eccentricity,
+        penetration=c.penetration,
+        normal_rate=c.normal_rate,
+        slip_velocity=c.slip_velocity,
+        normal_force=c.normal_force,
+        tangential_force=c.tangential_force,
+        driver_torques=out.driver_torques,
+        constraint_violation=out.constraint_violation,
+        steps=steps,
+        rejected_steps=rejected_steps,
+        result=result,
         peaks=peaks,
-        joint_reactions=jax.vmap(mechanism.joint_reactions)(
-            t, states.q, outputs.multipliers),
+        joint_reactions=reactions,
     )
-

@@ -71,6 +71,9 @@ class TreeEvaluation(NamedTuple):
     contact: ContactState
     driver_torques: Float[Array, " drivers"]
     multipliers: Float[Array, " cut_rows"]  # the cut joints' rows (N, N m)
+    # M qdd - Q: the generalised forces of every ideal joint and speed driver on the bodies
+    # (N, N m), tree and cut joints alike (``-Phi_q^T lambda`` of the absolute description)
+    joint_forces: Float[Array, " coords"]
 
 
 def prescribed_rates(mechanism: Mechanism, topology: Topology) -> Float[Array, " drivers"]:
@@ -154,13 +157,13 @@ def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> Tree
         qdd = jacobian @ zdd + convective
     else:
         zdd, qdd = jnp.zeros((0,), q.dtype), convective
+    joint_forces = mass * qdd - applied
     # the cut joints' reactions -Phi_q^T lambda act on the bodies like applied forces
-    inertial = mass * qdd - applied if reaction is None else mass * qdd - applied + reaction
-    driving = driver_jacobian.T @ inertial
+    driving = driver_jacobian.T @ (joint_forces if reaction is None else joint_forces + reaction)
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), q.dtype)
-    return TreeEvaluation(zdd, q, qd, qdd, contact, driver_torques, multipliers)
+    return TreeEvaluation(zdd, q, qd, qdd, contact, driver_torques, multipliers, joint_forces)
 
 
 def project_state(mechanism: Mechanism, topology: Topology, state: TreeState, iterations: int = 1) -> TreeState:

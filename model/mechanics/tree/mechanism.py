@@ -17,13 +17,15 @@ import equinox as eqx
 import jax
 from jaxtyping import Array, Float
 
+from ..absolute import Evaluation
 from ..dynamics import State
 from ..mechanism import Mechanism
 from ..interface import AbstractMechanism
-from .dynamics import (TreeState, absolute_state, flatten_state, prescribed_rates, project_state, unflatten_state,
-                       vector_field)
+from .dynamics import (TreeState, absolute_state, evaluate, flatten_state, prescribed_rates, project_state,
+                       unflatten_state, vector_field)
 from .kinematics import joint_coordinates, tree_motion
 from .mechanism_tree import tree_topology
+from .outputs import absolute_outputs
 from .topology import Topology
 
 
@@ -32,9 +34,9 @@ class TreeMechanism(AbstractMechanism):
 
     The only constraint rows are the cut joints' (ideal joints that close loops,
     :attr:`Topology.cuts`): without them :meth:`project` returns the state unchanged. The
-    outputs (trajectories, joint reactions) are those of the absolute description at the
-    absolute state of :meth:`absolute_state`; the ideal-joint twin (:meth:`idealised`) is
-    again a :class:`TreeMechanism`, its closed loops cut.
+    outputs (trajectories, joint reactions) come from the tree's own evaluation
+    (:meth:`outputs`), in the absolute description's form; the ideal-joint twin
+    (:meth:`idealised`) is again a :class:`TreeMechanism`, its closed loops cut.
     """
 
     dimension: ClassVar[int] = 2
@@ -119,6 +121,15 @@ class TreeMechanism(AbstractMechanism):
     def state_absolute(self, state: TreeState) -> State:
         """:meth:`absolute_state` of the state pytree."""
         return absolute_state(self.absolute, self.topology, state)
+
+    def outputs(self, t, state: TreeState) -> tuple[State, Evaluation]:
+        """The absolute state of ``state`` and what a trajectory reports there at time ``t``
+        (s), from the tree's evaluation (:func:`~.outputs.absolute_outputs`): the absolute
+        accelerations, contact state, driver torques, the multipliers of every ideal
+        joint's rows and the constraint violation."""
+        out = evaluate(self.absolute, self.topology, state)
+        return (State(out.q, out.qd, state.impact_memory, state.driver_work),
+                absolute_outputs(self.absolute, t, out.q, out.qdd, out.contact, out.driver_torques, out.joint_forces))
 
     def state_contact_kinematics(self, state: TreeState) -> Float[Array, "2 joints"]:
         return self.absolute.state_contact_kinematics(self.state_absolute(state))

@@ -65,6 +65,9 @@ class SpatialTreeEvaluation(NamedTuple):
     contact: object  # SpatialContactState
     driver_torques: Float[Array, " drivers"]
     multipliers: Float[Array, " cut_rows"]  # the cut joints' independent rows (N, N m)
+    # M vdot - Q: the wrenches of every ideal joint and speed driver on the bodies (N, N m),
+    # tree and cut joints alike (``-Phi_v^T lambda`` of the absolute description)
+    joint_forces: Float[Array, " velocities"]
 
 
 def _mass_apply(masses, inertias, twists):
@@ -185,7 +188,7 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
                                                               state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
     applied, contact = body_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
-    multipliers = jnp.zeros((0,), x.dtype)
+    multipliers, reaction = jnp.zeros((0,), x.dtype), None
     if topology.rate_size:
         jacobian, weighted = _coupled_block(mechanism, columns, jacobian, inertias)
         solve = lambda b: _inertia_solve(mechanism, columns, x, jacobian, weighted, b)  # noqa: E731
@@ -195,18 +198,19 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
             cut_jacobian, gamma = _cut_rows(mechanism, topology, x, v, convective)
             coupling = _jacobian_transpose_times(columns, jacobian, cut_jacobian.T).T  # Phi_v J
             zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
-            # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
-            applied = applied - cut_jacobian.T @ multipliers
+            reaction = cut_jacobian.T @ multipliers
         else:
             zdd = solve(rhs)
         vdot = _jacobian_times(columns, jacobian, zdd) + convective
     else:
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
-    driving = driver_jacobian.T @ (_mass_apply(mechanism.masses, inertias, vdot) - applied)
+    joint_forces = _mass_apply(mechanism.masses, inertias, vdot) - applied
+    # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
+    driving = driver_jacobian.T @ (joint_forces if reaction is None else joint_forces + reaction)
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
-    return SpatialTreeEvaluation(zdd, x, v, vdot, contact, driver_torques, multipliers)
+    return SpatialTreeEvaluation(zdd, x, v, vdot, contact, driver_torques, multipliers, joint_forces)
 
 
 def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeState, iterations: int = 1

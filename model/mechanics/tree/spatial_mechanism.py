@@ -15,10 +15,12 @@ from typing import ClassVar
 
 from jaxtyping import Array, Float
 
+from ..absolute import Evaluation
 from ..spatial.dynamics import SpatialState
 from .dynamics import TreeState, prescribed_rates
 from .mechanism import TreeMechanism
-from .spatial_dynamics import absolute_state, body_accelerations, project_state, vector_field
+from .outputs import absolute_outputs
+from .spatial_dynamics import absolute_state, body_accelerations, evaluate, project_state, vector_field
 from .spatial_kinematics import joint_coordinates, joint_velocities
 from .topology import UnsupportedMechanism
 
@@ -60,6 +62,14 @@ class SpatialTreeMechanism(TreeMechanism):
             return super().idealised(with_offsets)
         except UnsupportedMechanism:
             return self.absolute.idealised(with_offsets)
+
+    def outputs(self, t, state: TreeState) -> tuple[SpatialState, Evaluation]:
+        """As the planar tree's :meth:`~.mechanism.TreeMechanism.outputs`: the absolute state
+        and the twists' rates, contact state, driver torques, every ideal joint's rows'
+        multipliers and the constraint violation at time ``t`` (s)."""
+        out = evaluate(self.absolute, self.topology, state)
+        return (SpatialState(out.x, out.v, state.impact_memory, state.driver_work),
+                absolute_outputs(self.absolute, t, out.x, out.vdot, out.contact, out.driver_torques, out.joint_forces))
 
     def state_absolute(self, state: TreeState) -> SpatialState:
         return absolute_state(self.absolute, self.topology, state)
