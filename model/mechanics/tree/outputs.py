@@ -11,9 +11,9 @@ accelerations ``a`` (its evaluation's ``joint_forces``, ``M a - Q``): ``Phi_v^T`
 independent columns and ``M a - Q`` lies in their span (the tree's generalised forces
 ``J^T (M a - Q)`` are those of its cut joints' rows alone), so ``lambda`` is the unique
 solution of the least-squares problem ``min |Phi_v^T lambda + (M a - Q)|``, solved by its
-normal equations (Golub & Van Loan 2013, §5.3). No Baumgarte terms enter: at a state off
-the joints the multipliers are those of the tree's accelerations, not of the absolute
-engine's stabilised ones.
+normal equations (Golub & Van Loan 2013, §5.3). The only Baumgarte (1972) terms in them are
+those of the tree's accelerations, on its cut rows; at a state on the joints the
+multipliers are the absolute engine's.
 """
 
 from __future__ import annotations
