@@ -322,23 +322,23 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
     x = jnp.concatenate([jnp.concatenate([b.position, b.quaternion]) for b in ordered])
     v = jnp.concatenate([jnp.concatenate([b.velocity, b.omega]) for b in ordered])
     convective = jnp.concatenate([jnp.concatenate([b.acceleration, b.alpha]) for b in ordered])
-    starts = [k for k in carried if k in widths]
+    joints = [(k, widths[k]) for k in carried if k in widths]  # J's column blocks, in order
 
-    def rows(columns, keys, width):
-        # a body's six rows of J: its ancestors' columns, zero elsewhere
-        if not keys:
+    def rows(columns, blocks):
+        # a body's six rows: its ancestors' columns, zero elsewhere
+        pairs = [columns.get(k, (jnp.zeros((3, width), dtype),) * 2) for k, width in blocks]
+        if not pairs:
             return jnp.zeros((6, 0), dtype)
-        blocks = [columns[k] if k in columns else (jnp.zeros((3, width(k)), dtype),) * 2 for k in keys]
-        return jnp.concatenate([jnp.concatenate([jv for jv, _ in blocks], axis=1),
-                                jnp.concatenate([jw for _, jw in blocks], axis=1)])
+        return jnp.concatenate([jnp.concatenate([jv for jv, _ in pairs], axis=1),
+                                jnp.concatenate([jw for _, jw in pairs], axis=1)])
 
-    if order == 2:
-        jacobian = jnp.concatenate([rows(b.columns, starts, lambda k: widths[k]) for b in ordered])
-        driver_jacobian = jnp.concatenate([rows({k: (jv[:, None], jw[:, None]) for k, (jv, jw) in b.driver_columns.items()},
-                                                list(range(drivers)), lambda k: 1) for b in ordered])
-    else:
+    if order < 2:
         jacobian = jnp.zeros((6 * mechanism.num_bodies, len(carried)), dtype)
         driver_jacobian = jnp.zeros((6 * mechanism.num_bodies, drivers), dtype)
+    else:
+        jacobian = jnp.concatenate([rows(b.columns, joints) for b in ordered])
+        driver_columns = [{k: (jv[:, None], jw[:, None]) for k, (jv, jw) in b.driver_columns.items()} for b in ordered]
+        driver_jacobian = jnp.concatenate([rows(columns, [(k, 1) for k in range(drivers)]) for columns in driver_columns])
     return jax.lax.optimization_barrier(TreeMotion(x, v, jacobian, driver_jacobian, convective))
 
 
