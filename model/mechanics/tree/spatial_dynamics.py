@@ -49,10 +49,10 @@ from ...geometry.vectors import dot, matmul
 from ..linalg import schur_solve, spd_solve
 from ..spatial.dynamics import SpatialState, body_forces, world_inertias, world_inverse_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
+from ..spatial.joints import GROUND
 from .dynamics import TreeState, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
 from .topology import SPATIAL_SIZES, Topology, coupled_rates, decoupled_joints
-from ..spatial.joints import GROUND
 
 if TYPE_CHECKING:
     from ..spatial.mechanism import SpatialMechanism

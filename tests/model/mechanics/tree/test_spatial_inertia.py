@@ -64,7 +64,7 @@ def test_the_chain_of_every_joint_kind():
     _agree(crba, dense)
 
 
-@pytest.mark.slow  # one compile per config, about 20 CPU s in all
+@pytest.mark.slow  # 4-11 CPU s per config, about 40 in all (three compiles each)
 @pytest.mark.parametrize("name", SPATIAL)
 def test_every_shipped_spatial_tree(name):
     """Each shipped spatial config's tree at a random state: ``H_c`` by the algorithm equals
