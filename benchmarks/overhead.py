@@ -728,15 +728,17 @@ def engine_field(argv=None) -> int:
     values), vmapped over 128 lanes of a config (default the Flores slider-crank; its first
     clearance joint's clearance from 0.2 to 1 times the configured one, 0.1-0.5 mm for the
     slider-crank): 100 evaluations in one compiled loop (a single call's time is mostly
-    dispatch), best of 20 loops, wall and CPU time (docs/BENCHMARKS.md, section 1e;
-    docs/engine.md)::
+    dispatch), 20 rounds in which every query of both engines runs once in turn (so that a
+    change of the machine's load reaches both engines alike), wall and CPU time of the best
+    round and the median CPU time, and the joint engine's over the absolute engine's
+    (docs/BENCHMARKS.md, section 1e; docs/engine.md)::
 
         python -m benchmarks.overhead --case engine-field
         python -m benchmarks.overhead --case engine-field configs/double_link_clearance.toml
     """
     config = _engine_config(engine_field, argv, "configs/flores_slider_crank.toml")
     path = f"joints.{build_mechanism(config, 'absolute').clearance_names[0]}.clearance"
-    rows = []
+    arms = {}
     for engine in ("joint", "absolute"):
         base = build_mechanism(config, engine)
         parameters = ParameterMap(base, [path])
@@ -748,13 +750,16 @@ def engine_field(argv=None) -> int:
                    "body accelerations": (_looped(jax.vmap(lambda m, y, r: m.body_accelerations(y, r))),
                                           (mechanisms, y0, rate)),
                    "contact values": (_looped(jax.vmap(lambda m, y: m.contact_values(y))), (mechanisms, y0))}
-        arms = {name: functools.partial(lambda f, a: jax.block_until_ready(f(*a)), function, args)
-                for name, (function, args) in queries.items()}
-        timings = harness.interleaved(arms, repeats=20)
-        per_lane = 1e9 / (LANES * EVALUATIONS)
-        rows += [[f"{engine}: {name}", f"{t.best * per_lane:.0f}", f"{t.best_cpu * per_lane:.0f}"]
-                 for name, t in timings.items()]
-    print(harness.markdown_table(["engine: evaluation", "ns per lane (wall)", "ns per lane (CPU)"], rows))
+        arms.update({(engine, name): functools.partial(lambda f, a: jax.block_until_ready(f(*a)), function, args)
+                     for name, (function, args) in queries.items()})
+    timings = harness.interleaved(arms, repeats=20)
+    per_lane = 1e9 / (LANES * EVALUATIONS)
+    rows = [[f"{engine}: {name}", f"{t.best * per_lane:.0f}", f"{t.best_cpu * per_lane:.0f}",
+             f"{t.median_cpu * per_lane:.0f}",
+             f"{t.median_cpu / timings['absolute', name].median_cpu:.2f}" if engine == "joint" else ""]
+            for (engine, name), t in timings.items()]
+    print(harness.markdown_table(["engine: evaluation", "ns per lane (wall, best)", "ns per lane (CPU, best)",
+                                  "ns per lane (CPU, median)", "joint / absolute (CPU, median)"], rows))
     return 0
 
 

@@ -15,9 +15,10 @@ the gyroscopic term ``-omega x (I omega)`` of the Newton-Euler equations (Shaban
 §7) and the beam elements of flexible bodies, whose segments are bodies of the tree. ``H``
 is block diagonal: each childless free joint (a free body, a flexible body's segment held by
 beam elements only) moves its body alone, its columns of ``J`` an identity block, its block
-of ``H`` its body's mass matrix, inverted directly; the rest, the coupled velocities, by the
-unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`. ``J`` is computed and
-carried for the coupled velocities only.
+of ``H`` its body's mass matrix, inverted directly; the rest, the coupled velocities, is
+formed by the composite-rigid-body algorithm (:func:`composite_inertia`; Featherstone 2008,
+§6.2) and factorised by the unrolled Cholesky of :func:`model.mechanics.linalg.spd_solve`.
+``J`` is computed and carried for the coupled velocities only.
 A speed driver's torque is ``tau = J_p^T (M vdot - Q + Phi_v^T lambda)``, as in the
 planar tree.
 
@@ -44,9 +45,11 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
+from ...geometry.vectors import dot, matmul
 from ..linalg import schur_solve, spd_solve
 from ..spatial.dynamics import SpatialState, body_forces, world_inertias, world_inverse_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
+from ..spatial.joints import GROUND
 from .dynamics import TreeState, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
 from .topology import SPATIAL_SIZES, Topology, coupled_rates, decoupled_joints
@@ -75,8 +78,21 @@ def _mass_apply(masses, inertias, twists):
     twist-ordered rows (``... x 6 bodies``)."""
     blocks = twists.reshape(twists.shape[:-1] + (masses.shape[0], 2, 3))
     linear = masses[:, None] * blocks[..., 0, :]
-    angular = jnp.einsum("bij,...bj->...bi", inertias, blocks[..., 1, :])
+    angular = dot(inertias, blocks[..., 1, None, :])
     return jnp.stack([linear, angular], axis=-2).reshape(twists.shape)
+
+
+def _times(matrix, values):
+    """``matrix @ values`` (``values``: a vector or a matrix) as a broadcast product and a
+    sum (:mod:`model.geometry.vectors`: no ``dot`` kernel per lane under ``vmap``)."""
+    return dot(matrix, values) if values.ndim == 1 else matmul(matrix, values)
+
+
+def _transpose_times(matrix, values):
+    """``matrix^T @ values`` (``values``: a vector or a matrix), as :func:`_times`."""
+    if values.ndim == 1:
+        return jnp.sum(matrix * values[:, None], axis=0)
+    return jnp.sum(matrix[:, :, None] * values[:, None, :], axis=0)
 
 
 def cut_view(mechanism: SpatialMechanism, topology: Topology) -> SpatialMechanism:
@@ -89,7 +105,7 @@ def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective)
     cut = cut_view(mechanism, topology)
     jets = constraint_jets(cut, x, v, 0.0)
     cut_jacobian = constraint_jacobian(cut, x, 0.0)
-    gamma = (-(cut_jacobian @ convective + jets.second) - 2.0 * mechanism.baumgarte_alpha * jets.rate
+    gamma = (-(_times(cut_jacobian, convective) + jets.second) - 2.0 * mechanism.baumgarte_alpha * jets.rate
              - mechanism.baumgarte_beta**2 * jets.value)
     return cut_jacobian, gamma
 
@@ -135,46 +151,132 @@ def _jacobian_times(columns: _Columns, coupled_jacobian, rates):
     """``J rates`` (``rates``: velocities x ...), ``coupled_jacobian`` the coupled block
     ``J_c`` (the coupled bodies' rows, the coupled velocities' columns)."""
     if not columns.free.size:
-        return coupled_jacobian @ rates
+        return _times(coupled_jacobian, rates)
     coupled, free = _split(columns, rates, 1)
-    return jnp.concatenate([coupled_jacobian @ coupled, free])[columns.rows]
+    return jnp.concatenate([_times(coupled_jacobian, coupled), free])[columns.rows]
 
 
 def _jacobian_transpose_times(columns: _Columns, coupled_jacobian, twists):
     """``J^T twists`` (``twists``: 6 bodies x ...)."""
     if not columns.free.size:
-        return coupled_jacobian.T @ twists
+        return _transpose_times(coupled_jacobian, twists)
     coupled, free = _split(columns, twists, 6)
-    return jnp.concatenate([coupled_jacobian.T @ coupled, free])[columns.velocities]
+    return jnp.concatenate([_transpose_times(coupled_jacobian, coupled), free])[columns.velocities]
 
 
-def _inertia_solve(mechanism: SpatialMechanism, columns: _Columns, x, coupled_jacobian, weighted, rhs):
+def _inertia_solve(mechanism: SpatialMechanism, columns: _Columns, x, coupled_inertia, rhs):
     """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J`` block diagonal: the coupled
-    block ``J_c^T M_c J_c`` (``weighted = M_c J_c``) by
+    block ``coupled_inertia`` (:func:`composite_inertia`) by
     :func:`~model.mechanics.linalg.spd_solve`, and each childless free joint's block, its
     body's ``diag(m I_3, R J R^T)`` (Golub & Van Loan 2013, §4.2: a block-diagonal system
     is as many independent ones), inverted as ``1/m`` and ``R J^-1 R^T``: the factorised
     system is the size of the coupled velocities."""
     if not columns.free.size:
-        return spd_solve(coupled_jacobian.T @ weighted, rhs)
+        return spd_solve(coupled_inertia, rhs)
     coupled, free = _split(columns, rhs, 1)
     trailing = rhs.shape[1:]
     if columns.coupled.size:
-        coupled = spd_solve(coupled_jacobian.T @ weighted, coupled)
+        coupled = spd_solve(coupled_inertia, coupled)
     blocks = free.reshape((-1, 2, 3) + trailing)
     masses = mechanism.masses[columns.free_bodies].reshape((-1, 1) + (1,) * len(trailing))
     inverse = world_inverse_inertias(mechanism, x)[columns.free_bodies]
-    free = jnp.stack([blocks[:, 0] / masses, jnp.einsum("kij,kj...->ki...", inverse, blocks[:, 1])], axis=1)
+    angular = dot(inverse, blocks[:, 1, None, :]) if not trailing else jnp.sum(
+        inverse[..., None] * blocks[:, 1, None, :, :], axis=2)
+    free = jnp.stack([blocks[:, 0] / masses, angular], axis=1)
     return jnp.concatenate([coupled, free.reshape((-1,) + trailing)])[columns.velocities]
 
 
-def _coupled_block(mechanism: SpatialMechanism, columns: _Columns, jacobian, inertias):
-    """``(J_c, M_c J_c)``: the coupled block of the recursion's ``jacobian`` (whose columns
-    are the coupled velocities) and its mass-weighted rows."""
-    if not columns.free.size:
-        return jacobian, _mass_apply(mechanism.masses, inertias, jacobian.T).T
-    jacobian, bodies = _split(columns, jacobian, 6)[0], columns.coupled_bodies
-    return jacobian, _mass_apply(mechanism.masses[bodies], inertias[bodies], jacobian.T).T
+class _Composite(NamedTuple):
+    """How the composite-rigid-body algorithm runs on a tree's coupled block (static): per
+    coupled joint, its child body's place among the coupled bodies, its columns' slice of the
+    coupled velocities and the coupled joints above it (itself included); the coupled bodies'
+    places in placing order and, per place, its parent's place (-1: on the ground)."""
+
+    joints: tuple[tuple[int, slice, tuple[int, ...]], ...]
+    order: tuple[int, ...]
+    parents: tuple[int, ...]
+
+
+def _composite(topology: Topology, columns: _Columns) -> _Composite:
+    """:class:`_Composite` of ``topology`` split as ``columns``."""
+    bodies = columns.coupled_bodies.tolist()
+    place = {body: k for k, body in enumerate(bodies)}
+    coupled = set(columns.coupled.tolist())
+    first = {rate: k for k, rate in enumerate(columns.coupled.tolist())}
+    placing = {joint.body: joint for joint in topology.joints}
+    owner = {}  # body -> the coupled joint that places it, for the coupled joints
+    joints = []
+    for joint in topology.joints:
+        if joint.rate is None or joint.rate not in coupled:
+            continue
+        above, body = [], joint.body
+        while body != GROUND:  # the coupled joints on the path to the ground, itself first
+            if body in owner:
+                above.append(owner[body])
+            body = placing[body].parent
+        owner[joint.body] = len(joints)
+        start = first[joint.rate]
+        joints.append((place[joint.body], slice(start, start + SPATIAL_SIZES[joint.kind][1]),
+                       (len(joints),) + tuple(above)))
+    order = tuple(place[joint.body] for joint in topology.joints if joint.body in place)
+    parents = tuple(place.get(placing[body].parent, -1) for body in bodies)
+    return _Composite(tuple(joints), order, parents)
+
+
+def composite_inertia(mechanism: SpatialMechanism, topology: Topology, x, coupled_jacobian, inertias):
+    """``H_c = J_c^T M_c J_c``, the coupled block of the joint-space inertia matrix, by the
+    composite-rigid-body algorithm (Featherstone 2008, §6.2) in the ground frame: each
+    body's spatial inertia about one reference point ``o`` (the first coupled body's
+    centre), ``m``, ``h = m (r - o)`` and ``K = I + m (|r - o|^2 1 - (r - o)(r - o)^T)``
+    (``I = R J R^T``), summed over each subtree from the leaves up; a joint's columns as
+    motions about ``o``, ``S = [omega; v_o]`` with ``v_o = v_c - omega x (r_c - o)`` from its
+    child's rows of ``J_c``; then ``H_jk = S_j^T I^C_k S_k`` for ``j`` the joint ``k`` or
+    a joint above it, with ``I^C_k S = [K omega + h x v_o; m v_o - h x omega]`` the
+    composite inertia of ``k``'s subtree applied, and zero for joints on separate branches.
+    Each body's rows enter only the columns of the joints above it (the tree's sparsity),
+    and the lower half of ``H_c`` is the transpose of the upper."""
+    columns = _columns(topology, mechanism.num_bodies)
+    plan = _composite(topology, columns)
+    bodies = columns.coupled_bodies
+    masses, inertias = mechanism.masses[bodies], inertias[bodies]
+    centres = x.reshape(-1, 7)[bodies, :3]
+    arms = centres - centres[0]
+    squared = jnp.sum(arms * arms, axis=-1)
+    rotational = (inertias + masses[:, None, None] * (squared[:, None, None] * jnp.eye(3, dtype=x.dtype)
+                                                      - arms[:, :, None] * arms[:, None, :]))
+    composite = [[masses[k], masses[k] * arms[k], rotational[k]] for k in range(len(plan.parents))]
+    for k in reversed(plan.order):  # leaves first: each subtree summed before its parent
+        if plan.parents[k] >= 0:
+            composite[plan.parents[k]] = [a + b for a, b in zip(composite[plan.parents[k]], composite[k])]
+    motions, forces = [], []
+    for child, span, _ in plan.joints:
+        linear = coupled_jacobian[6 * child : 6 * child + 3, span]
+        omega = coupled_jacobian[6 * child + 3 : 6 * child + 6, span]
+        origin = linear - jnp.cross(omega, arms[child][:, None], axisa=0, axisb=0, axisc=0)
+        mass, moment, rotation = composite[child]
+        forces.append((matmul(rotation, omega) + jnp.cross(moment[:, None], origin, axisa=0, axisb=0, axisc=0),
+                       mass * origin - jnp.cross(moment[:, None], omega, axisa=0, axisb=0, axisc=0)))
+        motions.append((omega, origin))
+    blocks = {}
+    for k, (_, _, above) in enumerate(plan.joints):
+        angular, linear = forces[k]
+        for j in above:
+            omega, origin = motions[j]
+            blocks[j, k] = (jnp.sum(omega[:, :, None] * angular[:, None, :], axis=0)
+                            + jnp.sum(origin[:, :, None] * linear[:, None, :], axis=0))
+    widths = [span.stop - span.start for _, span, _ in plan.joints]
+    rows = []
+    for j in range(len(plan.joints)):
+        row = [blocks[j, k] if (j, k) in blocks else blocks[k, j].T if (k, j) in blocks
+               else jnp.zeros((widths[j], widths[k]), x.dtype) for k in range(len(plan.joints))]
+        rows.append(jnp.concatenate(row, axis=1))
+    return jnp.concatenate(rows)
+
+
+def _coupled_block(columns: _Columns, jacobian):
+    """``J_c``: the coupled block of the recursion's ``jacobian`` (whose columns are the
+    coupled velocities), the coupled bodies' rows."""
+    return jacobian if not columns.free.size else _split(columns, jacobian, 6)[0]
 
 
 def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialTreeEvaluation:
@@ -190,15 +292,16 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
     inertias = world_inertias(mechanism, x)
     multipliers, reaction = jnp.zeros((0,), x.dtype), None
     if topology.rate_size:
-        jacobian, weighted = _coupled_block(mechanism, columns, jacobian, inertias)
-        solve = lambda b: _inertia_solve(mechanism, columns, x, jacobian, weighted, b)  # noqa: E731
+        jacobian = _coupled_block(columns, jacobian)
+        inertia = composite_inertia(mechanism, topology, x, jacobian, inertias) if columns.coupled.size else None
+        solve = lambda b: _inertia_solve(mechanism, columns, x, inertia, b)  # noqa: E731
         rhs = _jacobian_transpose_times(columns, jacobian,
                                         applied - _mass_apply(mechanism.masses, inertias, convective))
         if topology.cut_rows:
             cut_jacobian, gamma = _cut_rows(mechanism, topology, x, v, convective)
             coupling = _jacobian_transpose_times(columns, jacobian, cut_jacobian.T).T  # Phi_v J
             zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
-            reaction = cut_jacobian.T @ multipliers
+            reaction = _transpose_times(cut_jacobian, multipliers)
         else:
             zdd = solve(rhs)
         vdot = _jacobian_times(columns, jacobian, zdd) + convective
@@ -206,7 +309,7 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
         zdd, vdot = jnp.zeros((0,), x.dtype), convective
     joint_forces = _mass_apply(mechanism.masses, inertias, vdot) - applied
     # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
-    driving = driver_jacobian.T @ (joint_forces if reaction is None else joint_forces + reaction)
+    driving = _transpose_times(driver_jacobian, joint_forces if reaction is None else joint_forces + reaction)
     torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
                for k, driver in enumerate(mechanism.drivers)]
     driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
@@ -229,12 +332,14 @@ def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeSt
     columns = _columns(topology, mechanism.num_bodies)
     motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd,
                          carried=tuple(columns.coupled.tolist()))
-    jacobian, weighted = _coupled_block(mechanism, columns, motion.jacobian, world_inertias(mechanism, motion.x))
+    jacobian = _coupled_block(columns, motion.jacobian)
+    inertia = (composite_inertia(mechanism, topology, motion.x, jacobian, world_inertias(mechanism, motion.x))
+               if columns.coupled.size else None)
     coupling = _jacobian_transpose_times(columns, jacobian, constraint_jacobian(cut, motion.x, 0.0).T).T
-    spread = _inertia_solve(mechanism, columns, motion.x, jacobian, weighted, coupling.T)
+    spread = _inertia_solve(mechanism, columns, motion.x, inertia, coupling.T)
 
     def correction(residual):
-        return -spread @ spd_solve(coupling @ spread, residual)
+        return -_times(spread, spd_solve(_times(coupling, spread), residual))
 
     def positions(z):
         zero = jnp.zeros_like(state.zd)

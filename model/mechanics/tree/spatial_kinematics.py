@@ -34,11 +34,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...geometry.quaternion import (axis_angle_quaternion, conjugate, matrix_quaternion, quaternion_product,
                                     quaternion_rate, rotation_matrix)
+from ...geometry.vectors import dot, matmul, times_transpose
 from ..spatial.constraints import body_pose
 from ..spatial.joints import GROUND
 from .topology import SPATIAL_SIZES, Topology, TreeJoint
@@ -50,11 +52,17 @@ _QUATERNION_AT = {"spherical": 0, "axial": 2, "free": 3}  # where a joint's quat
 
 
 def _unit(q):
-    return q / jnp.sqrt(q @ q)
+    return q / jnp.sqrt(jnp.sum(q * q))
 
 
 def _frame(axis, reference):
     return jnp.stack([axis, reference, jnp.cross(axis, reference)], axis=1)
+
+
+def _transposed_dot(matrix, vector):
+    """``matrix^T vector`` for a 3 x 3 ``matrix`` (:mod:`model.geometry.vectors`: no ``dot``
+    kernel under ``vmap``)."""
+    return jnp.sum(matrix * vector[:, None], axis=0)
 
 
 def _joint_data(mechanism: SpatialMechanism, joint: TreeJoint):
@@ -74,7 +82,8 @@ def relative_motion(mechanism: SpatialMechanism, joint: TreeJoint, value):
         return _unit(value[2:6]), value[0] * data.bearing_u + value[1] * data.bearing_w
     zero = jnp.zeros(3, data.point_i.dtype)
     if joint.kind in ("revolute", "cylindrical"):
-        aligned = matrix_quaternion(_frame(data.axis_i, data.reference_i) @ _frame(data.axis_j, data.reference_j).T)
+        aligned = matrix_quaternion(times_transpose(_frame(data.axis_i, data.reference_i),
+                                                    _frame(data.axis_j, data.reference_j)))
         angle = value if joint.kind == "revolute" else value[0]
         turn = quaternion_product(axis_angle_quaternion(data.axis_i, angle), aligned)
         return turn, zero if joint.kind == "revolute" else value[1] * data.axis_i
@@ -129,11 +138,29 @@ def _subspace(mechanism: SpatialMechanism, joint: TreeJoint, dtype):
             "spherical": (identity, zero)}[joint.kind]
 
 
-def _local_motion(mechanism: SpatialMechanism, joint: TreeJoint, value, rate, joint_acceleration, dtype):
+def _subspace_times(mechanism: SpatialMechanism, joint: TreeJoint, rate, dtype):
+    """``(S_w u, S_d u)`` of :func:`_subspace` at the joint's velocities ``u = rate``, each
+    kind's columns written out (selections and an axis times a rate: no products with the
+    subspace's zero and identity blocks)."""
+    zero = jnp.zeros(3, dtype)
+    if joint.kind == "free":
+        return rate[3:], rate[:3]
+    data, _, _ = _joint_data(mechanism, joint)
+    if joint.kind == "axial":
+        return rate[2:], rate[0] * data.bearing_u + rate[1] * data.bearing_w
+    if joint.kind == "spherical":
+        return rate, zero
+    if joint.kind == "cylindrical":
+        return rate[0] * data.axis_i, rate[1] * data.axis_i
+    return (rate * data.axis_i, zero) if joint.kind == "revolute" else (zero, rate * data.axis_i)
+
+
+def _local_motion(mechanism: SpatialMechanism, joint: TreeJoint, value, rate, joint_acceleration, dtype,
+                  columns: bool = True):
     """The child's motion relative to its parent, in the parent's frame: its unit quaternion
     ``E`` (``R_c = R_p R(E)``), its centre ``s`` from the parent's (``r_c = r_p + R_p s``),
-    the columns ``[w; s']`` on the joint's velocities, ``[w; s']`` at ``rate`` and
-    ``[w'; s'']`` at ``joint_acceleration``.
+    the columns ``[w; s']`` on the joint's velocities (None without ``columns``), ``[w; s']``
+    at ``rate`` and ``[w'; s'']`` at ``joint_acceleration``.
 
     With ``A``, ``d`` of :func:`relative_motion` and ``b = R(A) p_j``: body ``j`` the child,
     ``s = p_i + d - b``, ``w = S_w u``, ``s' = S_d u - w x b``,
@@ -150,30 +177,33 @@ def _local_motion(mechanism: SpatialMechanism, joint: TreeJoint, value, rate, jo
     if value is None:  # fixed: no velocities
         rotation = rotation_matrix(turn)
         if joint.child_is_j:
-            return turn, point_i + separation - rotation @ point_j, None, jnp.zeros(6, dtype), jnp.zeros(6, dtype)
-        return conjugate(turn), point_j - rotation.T @ (point_i + separation), None, jnp.zeros(6, dtype), jnp.zeros(
-            6, dtype)
-    spin_columns, slide_columns = _subspace(mechanism, joint, dtype)
+            return turn, point_i + separation - dot(rotation, point_j), None, jnp.zeros(6, dtype), jnp.zeros(6, dtype)
+        return (conjugate(turn), point_j - _transposed_dot(rotation, point_i + separation), None,
+                jnp.zeros(6, dtype), jnp.zeros(6, dtype))
     rate, joint_acceleration = jnp.atleast_1d(rate), jnp.atleast_1d(joint_acceleration)
-    spin, slide = spin_columns @ rate, slide_columns @ rate
-    spin_rate, slide_rate = spin_columns @ joint_acceleration, slide_columns @ joint_acceleration
+    spin, slide = _subspace_times(mechanism, joint, rate, dtype)
+    spin_rate, slide_rate = _subspace_times(mechanism, joint, joint_acceleration, dtype)
+    spin_columns, slide_columns = _subspace(mechanism, joint, dtype) if columns else (None, None)
     if joint.kind == "free":
-        columns = jnp.concatenate([spin_columns, slide_columns])
-        return turn, separation, columns, jnp.concatenate([spin, slide]), jnp.concatenate([spin_rate, slide_rate])
+        own = jnp.concatenate([spin_columns, slide_columns]) if columns else None
+        return turn, separation, own, jnp.concatenate([spin, slide]), jnp.concatenate([spin_rate, slide_rate])
     rotation = rotation_matrix(turn)
     if joint.child_is_j:
-        arm = rotation @ point_j
-        columns = jnp.concatenate([spin_columns, slide_columns + jnp.cross(arm, spin_columns, axisb=0, axisc=0)])
-        return (turn, point_i + separation - arm, columns, jnp.concatenate([spin, slide - jnp.cross(spin, arm)]),
+        arm = dot(rotation, point_j)
+        own = (jnp.concatenate([spin_columns, slide_columns + jnp.cross(arm, spin_columns, axisb=0, axisc=0)])
+               if columns else None)
+        return (turn, point_i + separation - arm, own, jnp.concatenate([spin, slide - jnp.cross(spin, arm)]),
                 jnp.concatenate([spin_rate, slide_rate - jnp.cross(spin_rate, arm)
                                  - jnp.cross(spin, jnp.cross(spin, arm))]))
-    lever = rotation.T @ (point_i + separation)
-    back_spin, back_slide = -rotation.T @ spin, rotation.T @ slide
-    back_spin_rate, back_slide_rate = -rotation.T @ spin_rate, rotation.T @ slide_rate
-    spin_back_columns = -rotation.T @ spin_columns
-    columns = jnp.concatenate([spin_back_columns, jnp.cross(lever, spin_back_columns, axisb=0, axisc=0)
-                               - rotation.T @ slide_columns])
-    return (conjugate(turn), point_j - lever, columns,
+    lever = _transposed_dot(rotation, point_i + separation)
+    back_spin, back_slide = -_transposed_dot(rotation, spin), _transposed_dot(rotation, slide)
+    back_spin_rate, back_slide_rate = -_transposed_dot(rotation, spin_rate), _transposed_dot(rotation, slide_rate)
+    own = None
+    if columns:
+        spin_back_columns = -matmul(rotation.T, spin_columns)
+        own = jnp.concatenate([spin_back_columns, jnp.cross(lever, spin_back_columns, axisb=0, axisc=0)
+                               - matmul(rotation.T, slide_columns)])
+    return (conjugate(turn), point_j - lever, own,
             jnp.concatenate([back_spin, jnp.cross(lever, back_spin) - back_slide]),
             jnp.concatenate([back_spin_rate, -(jnp.cross(back_spin_rate, lever)
                                                + jnp.cross(back_spin, jnp.cross(back_spin, lever))
@@ -193,11 +223,29 @@ class TreeMotion(NamedTuple):
     convective: Float[Array, " velocities"]
 
 
+class _Body(NamedTuple):
+    """One body's state in the recursion (ground frame): centre, unit quaternion, rotation,
+    velocity, angular velocity, their rates, and the Jacobian columns of its ancestors'
+    joints as ``{first column: (J_v, J_omega)}`` (3 x the joint's velocities each; the
+    prescribed rates' ``{driver: (J_v, J_omega)}`` apart): a body's rows of ``J`` are zero
+    in every other column."""
+
+    position: Float[Array, "3"]
+    quaternion: Float[Array, "4"]
+    rotation: Float[Array, "3 3"]
+    velocity: Float[Array, "3"]
+    omega: Float[Array, "3"]
+    acceleration: Float[Array, "3"]
+    alpha: Float[Array, "3"]
+    columns: dict
+    driver_columns: dict
+
+
 def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, zdd=None, order: int = 2,
                 carried: tuple[int, ...] | None = None) -> TreeMotion:
     """:class:`TreeMotion` by the recursion over the tree (Featherstone 2008, §4.4, §7.1):
     with the child's pose ``R_c = R_p E``, ``r_c = r_p + R_p s`` and, in the parent's frame,
-    its relative angular velocity ``w`` and ``sdot`` (:func:`_local_twist`, linear in the
+    its relative angular velocity ``w`` and ``sdot`` (:func:`_local_motion`, linear in the
     joint's velocities) and their rates ``kw``, ``ks`` at zero joint acceleration,
 
     ``omega_c = omega_p + R_p w``,  ``v_c = v_p + omega_p x (R_p s) + R_p sdot``,
@@ -205,8 +253,15 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
     ``a_c = a_p + alpha_p x (R_p s) + omega_p x (omega_p x R_p s) + 2 omega_p x (R_p sdot) + R_p ks``;
 
     the Jacobian columns of the ancestors carry over the same way (``J_omega`` unchanged,
-    ``J_v + J_omega x (R_p s)``), the joint's own are ``R_p`` times its local columns. Only
+    ``J_v + J_omega x (R_p s)``), the joint's own are ``R_p`` times its local columns; a
+    body carries its ancestors' columns only (the rest of its rows of ``J`` is zero). Only
     the joint's own few coordinates are differentiated (forward mode), never the chain.
+
+    A joint on the ground places its child by the local motion alone (the ground's pose is
+    the identity). The result passes an optimisation barrier (``jax.lax.optimization_barrier``):
+    XLA computes the motion once and its consumers (forces, contact, inertia) read it, where it
+    would otherwise fuse the recursion into several of them and compute it again in each
+    (docs/engine.md, "Spatial configs under ``auto``").
 
     ``zdd`` (None: zero) makes ``convective`` the twists' whole rate ``J zdd + c``;
     ``order`` 0 gives the positions and twists only (the rest zero), 1 adds the rates, 2
@@ -215,15 +270,11 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
     it adds no column: :func:`~.topology.coupled_rates` leaves out the childless free
     joints, whose columns are constant identity blocks)."""
     dtype = jnp.result_type(z, zd, p, mechanism.masses)
-    size = zd.shape[0] if carried is None else len(carried)
+    carried = tuple(range(zd.shape[0])) if carried is None else carried
     drivers = p.shape[0]
-    zero3 = jnp.zeros(3, dtype)
-    ground = (jnp.zeros(3, dtype), jnp.asarray([1.0, 0.0, 0.0, 0.0], dtype), jnp.eye(3, dtype=dtype), zero3, zero3,
-              zero3, zero3, jnp.zeros((3, size), dtype), jnp.zeros((3, size), dtype), jnp.zeros((3, drivers), dtype),
-              jnp.zeros((3, drivers), dtype))
-    bodies = {GROUND: ground}
+    bodies = {}
+    widths = {}  # the carried joints' first columns and widths
     for joint in topology.joints:
-        position, quaternion, rotation, velocity, omega, acceleration, alpha, jv, jw, pv, pw = bodies[joint.parent]
         if joint.prescribed is not None:
             value, rate = p[joint.prescribed], pd[joint.prescribed]
         elif joint.coordinate is not None:
@@ -237,36 +288,58 @@ def tree_motion(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd, z
             joint_acceleration = jnp.zeros_like(rate) if value is not None else None
         else:
             joint_acceleration = zdd[joint.rate] if jnp.ndim(rate) == 0 else zdd[joint.rate : joint.rate + rate.shape[0]]
+        own = value is not None and order == 2 and (joint.prescribed is not None or joint.rate in carried)
         turn, separation, columns, local, local_rate = _local_motion(mechanism, joint, value, rate,
-                                                                     joint_acceleration, dtype)
-        arm = rotation @ separation
-        spin, slide = rotation @ local[:3], rotation @ local[3:]
-        child_quaternion = quaternion_product(quaternion, turn)
-        child_rotation = rotation_matrix(child_quaternion)
-        child = [position + arm, child_quaternion, child_rotation,
-                 velocity + jnp.cross(omega, arm) + slide, omega + spin,
-                 acceleration + jnp.cross(alpha, arm) + jnp.cross(omega, jnp.cross(omega, arm))
-                 + 2.0 * jnp.cross(omega, slide) + rotation @ local_rate[3:],
-                 alpha + jnp.cross(omega, spin) + rotation @ local_rate[:3],
-                 jv - jnp.cross(arm, jw, axisa=0, axisb=0, axisc=0), jw,
-                 pv - jnp.cross(arm, pw, axisa=0, axisb=0, axisc=0), pw]
-        if value is not None and order == 2:
-            own_w, own_v = rotation @ columns[:3], rotation @ columns[3:]
+                                                                     joint_acceleration, dtype, columns=own)
+        if joint.parent == GROUND:  # the local motion is the motion: nothing to compose
+            own_v, own_w = (columns[3:], columns[:3]) if own else (None, None)
+            child = _Body(separation, turn, rotation_matrix(turn), local[3:], local[:3], local_rate[3:], local_rate[:3],
+                          {}, {})
+        else:
+            parent = bodies[joint.parent]
+            rotation, omega, alpha = parent.rotation, parent.omega, parent.alpha
+            arm = dot(rotation, separation)
+            spin, slide = dot(rotation, local[:3]), dot(rotation, local[3:])
+            child_quaternion = quaternion_product(parent.quaternion, turn)
+            carry = lambda jv, jw: (jv - jnp.cross(arm, jw, axisa=0, axisb=0, axisc=0), jw)  # noqa: E731
+            child = _Body(
+                parent.position + arm, child_quaternion, rotation_matrix(child_quaternion),
+                parent.velocity + jnp.cross(omega, arm) + slide, omega + spin,
+                parent.acceleration + jnp.cross(alpha, arm) + jnp.cross(omega, jnp.cross(omega, arm))
+                + 2.0 * jnp.cross(omega, slide) + dot(rotation, local_rate[3:]),
+                alpha + jnp.cross(omega, spin) + dot(rotation, local_rate[:3]),
+                {k: carry(*pair) for k, pair in parent.columns.items()} if order == 2 else {},
+                {k: carry(*pair) for k, pair in parent.driver_columns.items()} if order == 2 else {})
+            own_v, own_w = (matmul(rotation, columns[3:]), matmul(rotation, columns[:3])) if own else (None, None)
+        if own:
             if joint.prescribed is not None:
-                k = joint.prescribed
-                child[9], child[10] = child[9].at[:, k].add(own_v[:, 0]), child[10].at[:, k].add(own_w[:, 0])
-            elif carried is None or joint.rate in carried:
-                start = joint.rate if carried is None else carried.index(joint.rate)
-                k = slice(start, start + own_w.shape[1])
-                child[7], child[8] = child[7].at[:, k].add(own_v), child[8].at[:, k].add(own_w)
-        bodies[joint.body] = tuple(child)
+                child.driver_columns[joint.prescribed] = (own_v[:, 0], own_w[:, 0])
+            else:
+                child.columns[joint.rate] = (own_v, own_w)
+                widths[joint.rate] = own_w.shape[1]
+        bodies[joint.body] = child
     ordered = [bodies[b] for b in range(mechanism.num_bodies)]
-    x = jnp.concatenate([jnp.concatenate([b[0], b[1]]) for b in ordered])
-    v = jnp.concatenate([jnp.concatenate([b[3], b[4]]) for b in ordered])
-    convective = jnp.concatenate([jnp.concatenate([b[5], b[6]]) for b in ordered])
-    jacobian = jnp.concatenate([jnp.concatenate([b[7], b[8]]) for b in ordered])
-    driver_jacobian = jnp.concatenate([jnp.concatenate([b[9], b[10]]) for b in ordered])
-    return TreeMotion(x, v, jacobian, driver_jacobian, convective)
+    x = jnp.concatenate([jnp.concatenate([b.position, b.quaternion]) for b in ordered])
+    v = jnp.concatenate([jnp.concatenate([b.velocity, b.omega]) for b in ordered])
+    convective = jnp.concatenate([jnp.concatenate([b.acceleration, b.alpha]) for b in ordered])
+    joints = [(k, widths[k]) for k in carried if k in widths]  # J's column blocks, in order
+
+    def rows(columns, blocks):
+        # a body's six rows: its ancestors' columns, zero elsewhere
+        pairs = [columns.get(k, (jnp.zeros((3, width), dtype),) * 2) for k, width in blocks]
+        if not pairs:
+            return jnp.zeros((6, 0), dtype)
+        return jnp.concatenate([jnp.concatenate([jv for jv, _ in pairs], axis=1),
+                                jnp.concatenate([jw for _, jw in pairs], axis=1)])
+
+    if order < 2:
+        jacobian = jnp.zeros((6 * mechanism.num_bodies, len(carried)), dtype)
+        driver_jacobian = jnp.zeros((6 * mechanism.num_bodies, drivers), dtype)
+    else:
+        jacobian = jnp.concatenate([rows(b.columns, joints) for b in ordered])
+        driver_columns = [{k: (jv[:, None], jw[:, None]) for k, (jv, jw) in b.driver_columns.items()} for b in ordered]
+        driver_jacobian = jnp.concatenate([rows(columns, [(k, 1) for k in range(drivers)]) for columns in driver_columns])
+    return jax.lax.optimization_barrier(TreeMotion(x, v, jacobian, driver_jacobian, convective))
 
 
 def body_velocities(mechanism: SpatialMechanism, topology: Topology, z, zd, p, pd):
