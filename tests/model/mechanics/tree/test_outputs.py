@@ -127,7 +127,8 @@ slow = [pytest.mark.slow]
     pytest.param("flores_slider_crank", True, marks=slow),  # the pin made ideal: a cut loop
     pytest.param("fourbar_two_clearances", False, marks=slow),  # the rocker on a free joint
     pytest.param("flores_flexible", False, marks=slow),
-    pytest.param("flores_slider_crank_3d", False, marks=slow),
+    # the spatial slider-crank's bodies and pin are those of its twin below (23 CPU s)
+    pytest.param("flores_slider_crank_3d", False, marks=pytest.mark.validation),
     pytest.param("flores_slider_crank_3d", True, marks=slow),  # cut, redundant rows removed
     pytest.param("double_link_clearance", False, marks=slow),  # axial holds only
     pytest.param("spherical_pendulum", False, marks=slow),  # no ideal joint

@@ -20,8 +20,10 @@ from tests.model.mechanics.tree.test_spatial import chain
 
 # every shipped spatial mechanism whose tree has coupled velocities (the spherical and
 # conical pendulums and the 3-D cantilever have only childless free joints: no H_c)
-SPATIAL = ("flores_slider_crank_3d", "double_link_clearance", "double_link_clearance_friction", "double_link_ideal",
-           "double_link_flexible", "cylindrical_joint_loads")
+# every shipped spatial config with coupled velocities, one per tree (double_link_clearance_friction
+# has double_link_clearance's)
+SPATIAL = ("flores_slider_crank_3d", "double_link_clearance", "double_link_ideal", "double_link_flexible",
+           "cylindrical_joint_loads")
 
 
 def _state(tree, key):
@@ -64,7 +66,7 @@ def test_the_chain_of_every_joint_kind():
     _agree(crba, dense)
 
 
-@pytest.mark.slow  # 4-11 CPU s per config, about 40 in all (three compiles each)
+@pytest.mark.slow  # 2-5 CPU s per tree, 20 in all (three compiles each)
 @pytest.mark.parametrize("name", SPATIAL)
 def test_every_shipped_spatial_tree(name):
     """Each shipped spatial config's tree at a random state: ``H_c`` by the algorithm equals
