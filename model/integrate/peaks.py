@@ -179,10 +179,11 @@ def _acceleration_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolatio
     ends' accelerations are exact (the field there), the inner samples' the interpolant's
     derivative; the largest sample of each component is refined by the parabola through it
     and its neighbours. Samples and vertices before the window's start do not count."""
-    inner = jax.vmap(lambda t: reported_accelerations(mechanism, interpolation.evaluate(t), interpolation.derivative(t))
-                     )(times[1:-1])
-    at_end = reported_accelerations(mechanism, interpolation.evaluate(times[-1]), rate_at_end)
-    samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], inner, at_end[None]]))
+    # the samples after the step's start in one batched evaluation (one copy in the program)
+    rates = jnp.concatenate([jax.vmap(interpolation.derivative)(times[1:-1]), rate_at_end[None]])
+    later = jax.vmap(lambda t, rate: reported_accelerations(mechanism, interpolation.evaluate(t), rate))(times[1:], rates)
+    at_end = later[-1]
+    samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], later]))
     flat = samples.reshape(samples.shape[0], -1)
     fractions, tops = jax.vmap(_parabola_vertex, in_axes=1)(flat)
     counted = times >= peaks.window_start
@@ -246,12 +247,18 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
 
     def first_impact(onset_time):
-        for _ in range(NEWTON_ITERATIONS):
+        # NEWTON_ITERATIONS updates, then the rate at the last time: one evaluation per
+        # pass of one loop (one copy of the contact in the program), the update of the
+        # last pass left unused
+        def newton(index, carry):
+            onset_time, _ = carry
             values_at = jax.vmap(at)(onset_time)
             delta = jnp.diagonal(values_at[:, 0, :])
             rate = jnp.diagonal(values_at[:, 1, :])
-            onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
-        return onset_time, jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
+            updated = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
+            return jnp.where(index < NEWTON_ITERATIONS, updated, onset_time), rate
+
+        return jax.lax.fori_loop(0, NEWTON_ITERATIONS + 1, newton, (onset_time, jnp.full_like(onset_time, jnp.nan)))
 
     # A joint's first impact happens on one step of thousands: its Newton refinement runs
     # only on a step where some joint (of some lane, when batched) has it, so the other
