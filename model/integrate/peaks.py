@@ -179,10 +179,11 @@ def _acceleration_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolatio
     ends' accelerations are exact (the field there), the inner samples' the interpolant's
     derivative; the largest sample of each component is refined by the parabola through it
     and its neighbours. Samples and vertices before the window's start do not count."""
-    inner = jax.vmap(lambda t: reported_accelerations(mechanism, interpolation.evaluate(t), interpolation.derivative(t))
-                     )(times[1:-1])
-    at_end = reported_accelerations(mechanism, interpolation.evaluate(times[-1]), rate_at_end)
-    samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], inner, at_end[None]]))
+    # the samples after the step's start in one batched evaluation (one copy in the program)
+    rates = jnp.concatenate([jax.vmap(interpolation.derivative)(times[1:-1]), rate_at_end[None]])
+    later = jax.vmap(lambda t, rate: reported_accelerations(mechanism, interpolation.evaluate(t), rate))(times[1:], rates)
+    at_end = later[-1]
+    samples = jnp.abs(jnp.concatenate([peaks.end_accelerations[None], later]))
     flat = samples.reshape(samples.shape[0], -1)
     fractions, tops = jax.vmap(_parabola_vertex, in_axes=1)(flat)
     counted = times >= peaks.window_start
@@ -210,27 +211,14 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
 
     # A vertex can raise a maximum only where the parabola through the samples peaks inside
     # the step above both its samples and the running maximum; on the other steps (nearly
-    # all: free flight, monotonic stretches, contact below an earlier peak) the two
-    # evaluations are skipped, for all lanes of a batch at once (``unvmap_any`` keeps the
-    # branch a real conditional under ``vmap``).
+    # all: free flight, monotonic stretches, contact below an earlier peak) its evaluation
+    # is skipped.
     count = force.shape[1]
     samples = jnp.concatenate([force, penetration], axis=1)
     vertices, parabola_tops = jax.vmap(_parabola_vertex, in_axes=1)(samples)
     windowed = _in_window(samples, counted)
     running = jnp.maximum(jnp.concatenate([peaks.max_normal_force, peaks.max_penetration]), jnp.max(windowed, axis=0))
     in_window = t0 + vertices / SUBDIVISIONS * h >= peaks.window_start
-
-    def refine(vertices):  # both maxima's vertices in one batched evaluation
-        at_vertices = jax.vmap(at)(t0 + vertices / SUBDIVISIONS * h)  # [2 joints, 3, joints]
-        refined = jnp.concatenate([jnp.diagonal(at_vertices[:count, 2, :]), jnp.diagonal(at_vertices[count:, 0, :])])
-        refined = jnp.where(in_window, refined, -jnp.inf)
-        return refined[:count], refined[count:]
-
-    vertex_force, vertex_penetration = jax.lax.cond(
-        unvmap_any(jnp.any((parabola_tops > running) & in_window)), refine,
-        lambda vertices: (jnp.full(count, -jnp.inf, h.dtype), jnp.full(count, -jnp.inf, h.dtype)), vertices)
-    refined_force = jnp.maximum(jnp.max(windowed[:, :count], axis=0), vertex_force)
-    refined_penetration = jnp.maximum(jnp.max(windowed[:, count:], axis=0), vertex_penetration)
 
     # an onset counts when its later sample is in the window; a sample before the window
     # reads as open, so a joint in contact at the window's start counts one impact there
@@ -243,23 +231,41 @@ def update_peaks(peaks: Peaks, mechanism: AbstractMechanism, interpolation, t0, 
     low = times[first_onset]
     share = jnp.clip(_safe_divide(-before, after - before), 0.0, 1.0)
 
-    new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
-
-    def first_impact(onset_time):
-        for _ in range(NEWTON_ITERATIONS):
-            values_at = jax.vmap(at)(onset_time)
-            delta = jnp.diagonal(values_at[:, 0, :])
-            rate = jnp.diagonal(values_at[:, 1, :])
-            onset_time = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
-        return onset_time, jnp.diagonal(jax.vmap(at)(onset_time)[:, 1, :])
-
     # A joint's first impact happens on one step of thousands: its Newton refinement runs
-    # only on a step where some joint (of some lane, when batched) has it, so the other
-    # steps skip three evaluations of the contact (``unvmap_any`` keeps the branch a real
-    # conditional under ``vmap``).
+    # only on a step where some joint has it. Both refinements are decided for all lanes
+    # of a batch at once (``unvmap_any`` keeps each branch a real conditional under ``vmap``).
+    new_impact = jnp.any(onsets, axis=0) & ~jnp.isfinite(peaks.first_impact_time)
+    refine_due = unvmap_any(jnp.any((parabola_tops > running) & in_window))
+    impact_due = unvmap_any(jnp.any(new_impact))
     secant_time = low + share * h / SUBDIVISIONS
-    onset_time, onset_rate = jax.lax.cond(unvmap_any(jnp.any(new_impact)), first_impact,
-                                          lambda time: (time, jnp.full_like(time, jnp.nan)), secant_time)
+
+    def refinements(vertices, onset_time):
+        # pass 0: both maxima's vertices (when due); passes 1 to NEWTON_ITERATIONS: the
+        # first impact's Newton updates, and the last pass its rate there (when due; each
+        # joint's time twice, to keep the batch's shape). One loop, so the program holds
+        # one copy of the contact rows for all of them.
+        def one_pass(index, carry):
+            vertex_values, onset_time, _ = carry
+            newton = index > 0
+            times = jnp.where(newton, jnp.concatenate([onset_time, onset_time]), t0 + vertices / SUBDIVISIONS * h)
+            values = jax.lax.cond(jnp.where(newton, impact_due, refine_due), jax.vmap(at),
+                                  lambda t: jnp.full(t.shape + (3, count), jnp.nan, t.dtype), times)
+            delta, rate = jnp.diagonal(values[:count, 0, :]), jnp.diagonal(values[:count, 1, :])
+            updated = jnp.clip(onset_time - _safe_divide(delta, rate), low, low + h / SUBDIVISIONS)
+            onset_time = jnp.where(newton & (index <= NEWTON_ITERATIONS) & impact_due, updated, onset_time)
+            at_vertices = jnp.concatenate([jnp.diagonal(values[:count, 2, :]), jnp.diagonal(values[count:, 0, :])])
+            return jnp.where(newton, vertex_values, at_vertices), onset_time, rate
+
+        start = (jnp.full(2 * count, jnp.nan, h.dtype), onset_time, jnp.full(count, jnp.nan, h.dtype))
+        vertex_values, onset_time, rate = jax.lax.fori_loop(0, NEWTON_ITERATIONS + 2, one_pass, start)
+        return jnp.where(refine_due & in_window, vertex_values, -jnp.inf), onset_time, jnp.where(impact_due, rate, jnp.nan)
+
+    vertex_values, onset_time, onset_rate = jax.lax.cond(
+        refine_due | impact_due, refinements,
+        lambda vertices, time: (jnp.full(2 * count, -jnp.inf, h.dtype), time, jnp.full_like(time, jnp.nan)),
+        vertices, secant_time)
+    refined_force = jnp.maximum(jnp.max(windowed[:, :count], axis=0), vertex_values[:count])
+    refined_penetration = jnp.maximum(jnp.max(windowed[:, count:], axis=0), vertex_values[count:])
 
     positive = jnp.maximum(penetration, 0.0)
     span = jnp.abs(penetration[1:] - penetration[:-1])

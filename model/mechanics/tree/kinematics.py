@@ -27,7 +27,7 @@ from ...geometry.vectors import dot
 from ..constraints import point_position
 from ..mechanism import GROUND, Mechanism
 from .spatial_kinematics import TreeMotion
-from .topology import Topology, TreeJoint
+from .topology import Topology, TreeJoint, decoupled_joints
 
 
 def _joint_value(joint: TreeJoint, z, p):
@@ -130,6 +130,9 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
     :class:`~.spatial_kinematics.TreeMotion` with ``x = q``, ``v = qd``."""
     dtype = jnp.result_type(z, zd, p, mechanism.masses)
     size, width = z.shape[0], z.shape[0] + p.shape[0]
+    # childless free joints (a flexible body's segments) move their body's coordinates and
+    # nothing else: their rows are slices of z, zd, zdd, placed by _assemble, not recursed
+    decoupled = {joint.body: joint.coordinate for joint in decoupled_joints(topology)}
     zero2, zero = jnp.zeros(2, dtype), jnp.zeros((), dtype)
     jacobians = order == 2
     units = np.eye(width)  # the velocities' unit rows: constants, no scatter in the program
@@ -137,6 +140,8 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
     # (r, theta, v, omega, a, alpha, J_r (2 x width), J_theta (width))
     bodies = {GROUND: (zero2, zero, zero2, zero, zero2, zero, none_or((2, width)), none_or((width,)))}
     for joint in topology.joints:
+        if joint.body in decoupled:
+            continue
         if joint.kind == "free":
             c = joint.coordinate
             acceleration = jnp.zeros(3, dtype) if zdd is None else zdd[c : c + 3]
@@ -178,18 +183,39 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
                               linear + parent_arm[2] - child_arm[2], child_alpha,
                               None if not jacobians else jacobian_r + parent_arm[3] - child_arm[3],
                               child_jacobian_theta)
-    ordered = [bodies[b] for b in range(mechanism.num_bodies)]
+    def stack(at, scalar, free):
+        return _assemble(mechanism.num_bodies, decoupled, lambda b: jnp.concatenate([bodies[b][at], bodies[b][scalar][None]]),
+                         free)
 
-    def stack(at, scalar):
-        return jnp.concatenate([jnp.concatenate([b[at], b[scalar][None]]) for b in ordered])
-
-    q, qd, convective = stack(0, 1), stack(2, 3), stack(4, 5)
+    q, qd = stack(0, 1, lambda c, n: z[c : c + n]), stack(2, 3, lambda c, n: zd[c : c + n])
+    convective = stack(4, 5, lambda c, n: jnp.zeros(n, dtype) if zdd is None else zdd[c : c + n])
     if jacobians:
-        full = jnp.concatenate([jnp.concatenate([b[6], b[7][None]]) for b in ordered])
+        full = _assemble(mechanism.num_bodies, decoupled, lambda b: jnp.concatenate([bodies[b][6], bodies[b][7][None]]),
+                         lambda c, n: jnp.asarray(units[c : c + n], dtype))
         jacobian, driver_jacobian = full[:, :size], full[:, size:]
     else:
         jacobian, driver_jacobian = jnp.zeros((q.shape[0], size), dtype), jnp.zeros((q.shape[0], width - size), dtype)
     return TreeMotion(q, qd, jacobian, driver_jacobian, convective)
+
+
+def _assemble(num_bodies: int, decoupled: dict[int, int], body_rows, free_rows):
+    """The per-body rows ``[x, y, theta]`` of every body, in body order, concatenated:
+    ``body_rows(b)`` for a body placed by the recursion, and for each run of consecutive
+    bodies on childless free joints with consecutive coordinates one
+    ``free_rows(first coordinate, 3 x bodies)``, so that the traced program does not grow
+    with the number of such bodies."""
+    pieces, body = [], 0
+    while body < num_bodies:
+        if body not in decoupled:
+            pieces.append(body_rows(body))
+            body += 1
+            continue
+        first, count = decoupled[body], 1
+        while decoupled.get(body + count) == first + 3 * count:
+            count += 1
+        pieces.append(free_rows(first, 3 * count))
+        body += count
+    return jnp.concatenate(pieces)
 
 
 def joint_coordinates(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]

@@ -2,7 +2,8 @@
 (the one an ideal joint places hangs on it, the others get free joints), its beam elements
 force elements. A Flores slider-crank whose conrod has five beam elements (17 coordinates: above
 the unrolled Cholesky's size, so the free segments' diagonal entries are divided out), at
-one deformed, moving state, against the absolute engine (one compiled program). Whole runs:
+one deformed, moving state, against the absolute engine (one compiled program); the traced
+field the same size with twenty elements. Whole runs:
 ``test_flexible_simulation.py`` (``validation``)."""
 
 import jax
@@ -78,3 +79,19 @@ def test_a_deformed_flexible_rod_moves_as_on_the_absolute_engine(values):
     np.testing.assert_allclose(joint.qdd, absolute.acceleration, rtol=0, atol=1e-10 * scale)
     np.testing.assert_allclose(joint.driver_torques, absolute.driver_torques, rtol=1e-8)
     np.testing.assert_allclose(structured, dense, rtol=1e-13)
+
+
+def _field_equations(mechanism) -> int:
+    flat = jax.eval_shape(lambda: mechanism.flatten(mechanism.initial_state()))  # its shape only
+    return len(jax.make_jaxpr(lambda y: mechanism.flatten(mechanism.vector_field(0.0, mechanism.unflatten(y))))(
+        flat).jaxpr.eqns)
+
+
+def test_the_traced_field_does_not_grow_with_the_segments(tree, tmp_path):
+    """The free segments' rows are slices of the state (``tree_motion``), and the beam
+    elements one array operation: the vector field of a rod with twenty elements is traced
+    into as many equations as that of a rod with five."""
+    path = write_variant(tmp_path, FLEXIBLE, "segments = 10", "segments = 20", "twenty_elements.toml")
+    twenty = build_mechanism(load_mechanism(path), "joint")
+    assert twenty.topology.size > tree.topology.size + 40
+    assert _field_equations(twenty) == _field_equations(tree)
