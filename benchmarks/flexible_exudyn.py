@@ -30,9 +30,8 @@ model costs, so each run has to reproduce its peak |mid-chord deflection| within
 ``--rtols`` that meets it (one compiled program per solver, the tolerances its arguments),
 and ``solver = "auto"`` at the config's rtol. Exudyn: the first element count of
 ``--exudyn-elements`` that meets it, at the largest step of ``--exudyn-steps`` that does
-(its Timoshenko elements converge from below, this project's lumped segments from above:
-Exudyn needs more elements to reproduce this project's 20-element peak than to be as close
-to the continuum); Exudyn at this project's element count is timed beside it. The single
+(the two discretisations converge from opposite sides; docs/BENCHMARKS.md, "Flexible
+slider-crank against Exudyn"), and Exudyn at this project's element count beside it. The single
 runs are timed interleaved (best of ``--repeats``, wall and CPU seconds); a sweep of
 ``--points`` damping ratios x Young's moduli runs through ``model.solve_ensemble`` with the
 faster solver, compile included, against Exudyn runs at ``--exudyn-points`` spread points
@@ -286,6 +285,64 @@ def project_sweep(mechanism, settings, damping_ratios, moduli, lanes: int) -> di
                 run_cpu=time.process_time() - start_cpu)
 
 
+def sweep_against_exudyn(args, config, mechanism, solver: str, rtol: float, exudyn_choice: tuple[int, float],
+                         build: tuple[float, float]) -> dict:
+    """The sweep of ``--points`` (damping ratio, Young's modulus) points through
+    ``model.solve_ensemble`` with ``solver`` at ``rtol``, compile and ``build`` (wall s, CPU
+    s of building the mechanism) included, against Exudyn at ``exudyn_choice`` (elements,
+    step in s) at ``--exudyn-points`` spread points, half before and half after ours; prints
+    the table and returns the record."""
+    side = math.isqrt(args.points)
+    zetas, factors = (np.linspace(*(float(v) for v in text.split(",")), side)
+                      for text in (args.sweep_damping, args.sweep_modulus))
+    chain = mechanism.beam_chains[0]
+    grid_zeta, grid_modulus = (axis.ravel() for axis in np.meshgrid(zetas, factors * float(chain.modulus), indexing="ij"))
+    picked = np.unique(np.linspace(0, side**2 - 1, min(args.exudyn_points, side**2)).round().astype(int))
+    exudyn_runs = []
+
+    def exudyn_points(indices):
+        for index in indices:
+            point_beta = float(eqx.tree_at(lambda c: (c.damping_ratio, c.modulus), chain,
+                                           (jnp.asarray(grid_zeta[index]), jnp.asarray(grid_modulus[index]))).rayleigh_beta())
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run = exudyn_run(exudyn_choice[0], point_beta, args.t_end, args.output_interval, exudyn_choice[1],
+                             modulus=float(grid_modulus[index]))
+            exudyn_runs.append(dict(index=int(index), wall=time.perf_counter() - start,
+                                    cpu=time.process_time() - start_cpu, peak=peak(run)))
+            print(f"Exudyn sweep point {index}: {exudyn_runs[-1]['wall']:.1f} s", flush=True)
+
+    exudyn_points(picked[: len(picked) // 2])
+    settings = solver_settings(config, solver=solver, rtol=rtol, max_steps=MAX_STEPS)
+    lanes = default_lanes(side**2)
+    ensemble = project_sweep(mechanism, settings, grid_zeta, grid_modulus, lanes)
+    exudyn_points(picked[len(picked) // 2:])
+    scale = side**2 / len(exudyn_runs)
+    exudyn_wall = scale * sum(r["wall"] for r in exudyn_runs)
+    exudyn_cpu = scale * sum(r["cpu"] for r in exudyn_runs)
+    ours_wall = build[0] + ensemble["compile_wall"] + ensemble["run_wall"]
+    ours_cpu = build[1] + ensemble["compile_cpu"] + ensemble["run_cpu"]
+    gaps = [float(ensemble["peaks"][r["index"]] / r["peak"] - 1.0) for r in exudyn_runs]
+    sweep = dict(solver=solver, rtol=rtol, lanes=lanes, points=side**2, damping_ratios=zetas.tolist(),
+                 modulus_factors=factors.tolist(), exudyn_runs=exudyn_runs, exudyn=(exudyn_wall, exudyn_cpu),
+                 ours=(ours_wall, ours_cpu), peak_gaps=gaps, steps=ensemble["steps"].tolist(),
+                 results=ensemble["result"].tolist(),
+                 ours_parts=dict(compile=(ensemble["compile_wall"], ensemble["compile_cpu"]),
+                                 run=(ensemble["run_wall"], ensemble["run_cpu"])))
+    print(f"\nsweep: {side} damping ratios {zetas[0]:g}-{zetas[-1]:g} x {side} moduli {factors[0]:g}-{factors[-1]:g} x "
+          f"nominal; this project {solver} rtol {rtol:g}, {lanes} lanes, steps {int(ensemble['steps'].min()):,}-"
+          f"{int(ensemble['steps'].max()):,}, failed points {int(np.sum(ensemble['result'] != 0))}; Exudyn m = "
+          f"{exudyn_choice[0]}, step {exudyn_choice[1]:g} s, {len(exudyn_runs)} runs"
+          + ("" if len(exudyn_runs) == side**2 else f" x {scale:g}")
+          + f"; peaks at Exudyn's points differ by {min(gaps) * 100:+.2f} to {max(gaps) * 100:+.2f} %\n")
+    print("| sweep | compile | run | end to end | end to end / Exudyn's |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| this project | {ensemble['compile_wall']:.1f}, {ensemble['compile_cpu']:.1f} | {ensemble['run_wall']:.1f}, "
+          f"{ensemble['run_cpu']:.1f} | {ours_wall:.1f}, {ours_cpu:.1f} | {ours_wall / exudyn_wall:.2f}, "
+          f"{ours_cpu / exudyn_cpu:.2f} |")
+    print(f"| Exudyn | - | {exudyn_wall:.1f}, {exudyn_cpu:.1f} | {exudyn_wall:.1f}, {exudyn_cpu:.1f} | 1 |")
+    return sweep
+
+
 def speed(argv=None) -> int:
     """Cost of one simulation and of a sweep of this project against Exudyn at matched accuracy."""
     parser = argparse.ArgumentParser(description=speed.__doc__)
@@ -313,6 +370,8 @@ def speed(argv=None) -> int:
     auto = solver_settings(config, max_steps=MAX_STEPS)  # solver = "auto" at the config's rtol
     build_wall, build_cpu = time.perf_counter() - start, time.process_time() - start_cpu
     beta = float(mechanism.beam_chains[0].rayleigh_beta())
+    for rtol in (float(r) for r in args.rtols.split(",")):
+        print(f'solver = "auto" at rtol {rtol:g}: {solver_settings(config, rtol=rtol).solver}', flush=True)
     programs = {}
     for solver in dict.fromkeys(["tsit5", *args.solvers.split(","), auto.solver]):  # tsit5: the reference
         settings = solver_settings(config, solver=solver, max_steps=MAX_STEPS)
@@ -360,15 +419,15 @@ def speed(argv=None) -> int:
                 break
         if exudyn_choice:
             break
-    for name, (solver, rtol) in chosen.items():
+    compiled = {}  # arm -> (wall s, CPU s) of its build and compile
+    for name, (solver, rtol) in [*chosen.items(),
+                                 (f"this project, auto = {auto.solver}, rtol {auto.rtol:g}", (auto.solver, auto.rtol))]:
         arms[name] = ours(solver, rtol)
-    arms[f"this project, auto = {auto.solver}, rtol {auto.rtol:g}"] = ours(auto.solver, auto.rtol)
+        compiled[name] = (build_wall + programs[solver][2], build_cpu + programs[solver][3])
     exudyn_same = (args.elements, max(float(h) for h in args.exudyn_steps.split(",")))
     for elements, step in dict.fromkeys([exudyn_same] + ([exudyn_choice] if exudyn_choice else [])):
         arms[f"Exudyn, m = {elements}, step {step:g} s"] = theirs(elements, step)
     timings = harness.interleaved(arms, args.repeats, warmup=0)
-    compile_of = {name: programs[solver][2:] for name, solver in
-                  [(name, name.split(", ")[1].split(" = ")[-1]) for name in arms if name.startswith("this project")]}
     exudyn_key = f"Exudyn, m = {exudyn_choice[0]}, step {exudyn_choice[1]:g} s" if exudyn_choice else None
 
     print(f"\nreference: this project, m = {args.elements}, tsit5 rtol {args.reference_rtol:g}, atol "
@@ -379,76 +438,30 @@ def speed(argv=None) -> int:
     for row in attempts:
         print(f"| {row['code']} | {row['solver']} | {row['elements']} | {row['setting']:g} | {row['peak'] * 1e3:.4f} mm | "
               f"{row['gap'] * 100:+.3f} % | {row['steps']:,} | {'yes' if row['meets'] else 'no'} |")
-    print(f"\nbest of {args.repeats} interleaved repeats (wall s, CPU s); build {build_wall:.1f} s wall, {build_cpu:.1f} s "
-          f"CPU; end to end = build + compile + solve\n")
-    print("| run | compile | solve | end to end | solve / Exudyn's | end to end / Exudyn's |")
+    print(f"\nbest of {args.repeats} interleaved repeats (wall s, CPU s); end to end = build and compile + solve; "
+          f"ratios to {exudyn_key}\n")
+    print("| run | build and compile | solve | end to end | solve / Exudyn's | end to end / Exudyn's |")
     print("|---|---:|---:|---:|---:|---:|")
     rows = []
     for name, timing in timings.items():
-        compile_wall, compile_cpu = compile_of.get(name, (0.0, 0.0))
-        extra = (build_wall + compile_wall, build_cpu + compile_cpu) if name in compile_of else (0.0, 0.0)
-        row = dict(run=name, compile=(compile_wall, compile_cpu), solve=(timing.best, timing.best_cpu),
-                   end_to_end=(timing.best + extra[0], timing.best_cpu + extra[1]), wall=timing.wall, cpu=timing.cpu)
-        rows.append(row)
+        build = compiled.get(name, (0.0, 0.0))
+        rows.append(dict(run=name, build_and_compile=build, solve=(timing.best, timing.best_cpu),
+                         end_to_end=(timing.best + build[0], timing.best_cpu + build[1]), wall=timing.wall, cpu=timing.cpu))
     base = next((row for row in rows if row["run"] == exudyn_key), None)
+
+    def ratio(row, key):
+        return f"{row[key][0] / base[key][0]:.1f}, {row[key][1] / base[key][1]:.1f}" if base else "-"
+
     for row in rows:
-        ratio = (lambda key: f"{row[key][0] / base[key][0]:.1f}, {row[key][1] / base[key][1]:.1f}") if base else (lambda key: "-")
-        compile_text = f"{row['compile'][0]:.1f}, {row['compile'][1]:.1f}" if row["run"] in compile_of else "-"
-        print(f"| {row['run']} | {compile_text} | {row['solve'][0]:.2f}, {row['solve'][1]:.2f} | "
-              f"{row['end_to_end'][0]:.1f}, {row['end_to_end'][1]:.1f} | {ratio('solve')} | {ratio('end_to_end')} |")
+        build = f"{row['build_and_compile'][0]:.1f}, {row['build_and_compile'][1]:.1f}" if row["run"] in compiled else "-"
+        print(f"| {row['run']} | {build} | "
+              f"{row['solve'][0]:.2f}, {row['solve'][1]:.2f} | {row['end_to_end'][0]:.1f}, {row['end_to_end'][1]:.1f} | "
+              f"{ratio(row, 'solve')} | {ratio(row, 'end_to_end')} |")
 
     sweep = None
     if chosen and exudyn_choice:
-        name = min(chosen, key=lambda name: timings[name].best_cpu)
-        solver, rtol = chosen[name]
-        side = math.isqrt(args.points)
-        zetas, factors = (np.linspace(*(float(v) for v in text.split(",")), side)
-                          for text in (args.sweep_damping, args.sweep_modulus))
-        chain = mechanism.beam_chains[0]
-        grid_zeta, grid_modulus = (axis.ravel() for axis in np.meshgrid(zetas, factors * float(chain.modulus), indexing="ij"))
-        picked = np.unique(np.linspace(0, side**2 - 1, min(args.exudyn_points, side**2)).round().astype(int))
-        exudyn_runs = []
-
-        def exudyn_points(indices):
-            for index in indices:
-                point_beta = float(eqx.tree_at(lambda c: (c.damping_ratio, c.modulus), chain,
-                                               (jnp.asarray(grid_zeta[index]), jnp.asarray(grid_modulus[index]))).rayleigh_beta())
-                start, start_cpu = time.perf_counter(), time.process_time()
-                run = exudyn_run(*exudyn_choice[:1], point_beta, args.t_end, args.output_interval, exudyn_choice[1],
-                                 modulus=float(grid_modulus[index]))
-                exudyn_runs.append(dict(index=int(index), wall=time.perf_counter() - start,
-                                        cpu=time.process_time() - start_cpu, peak=peak(run)))
-                print(f"Exudyn sweep point {index}: {exudyn_runs[-1]['wall']:.1f} s", flush=True)
-
-        exudyn_points(picked[: len(picked) // 2])
-        settings = solver_settings(config, solver=solver, rtol=rtol, max_steps=MAX_STEPS)
-        lanes = default_lanes(side**2)
-        ensemble = project_sweep(mechanism, settings, grid_zeta, grid_modulus, lanes)
-        exudyn_points(picked[len(picked) // 2:])
-        scale = side**2 / len(exudyn_runs)
-        exudyn_wall = scale * sum(r["wall"] for r in exudyn_runs)
-        exudyn_cpu = scale * sum(r["cpu"] for r in exudyn_runs)
-        ours_wall = build_wall + ensemble["compile_wall"] + ensemble["run_wall"]
-        ours_cpu = build_cpu + ensemble["compile_cpu"] + ensemble["run_cpu"]
-        gaps = [float(ensemble["peaks"][r["index"]] / r["peak"] - 1.0) for r in exudyn_runs]
-        sweep = dict(solver=solver, rtol=rtol, lanes=lanes, points=side**2, damping_ratios=zetas.tolist(),
-                     modulus_factors=factors.tolist(), exudyn_runs=exudyn_runs, exudyn=(exudyn_wall, exudyn_cpu),
-                     ours=(ours_wall, ours_cpu), peak_gaps=gaps, steps=ensemble["steps"].tolist(),
-                     results=ensemble["result"].tolist(),
-                     ours_parts=dict(compile=(ensemble["compile_wall"], ensemble["compile_cpu"]),
-                                     run=(ensemble["run_wall"], ensemble["run_cpu"])))
-        print(f"\nsweep: {side} damping ratios {zetas[0]:g}-{zetas[-1]:g} x {side} moduli {factors[0]:g}-{factors[-1]:g} x "
-              f"nominal; this project {solver} rtol {rtol:g}, {lanes} lanes, steps {int(ensemble['steps'].min()):,}-"
-              f"{int(ensemble['steps'].max()):,}, failed points {int(np.sum(ensemble['result'] != 0))}; Exudyn m = "
-              f"{exudyn_choice[0]}, step {exudyn_choice[1]:g} s, {len(exudyn_runs)} runs"
-              + ("" if len(exudyn_runs) == side**2 else f" x {scale:g}")
-              + f"; peaks at Exudyn's points differ by {min(gaps) * 100:+.2f} to {max(gaps) * 100:+.2f} %\n")
-        print("| sweep | compile | run | end to end | end to end / Exudyn's |")
-        print("|---|---:|---:|---:|---:|")
-        print(f"| this project | {ensemble['compile_wall']:.1f}, {ensemble['compile_cpu']:.1f} | {ensemble['run_wall']:.1f}, "
-              f"{ensemble['run_cpu']:.1f} | {ours_wall:.1f}, {ours_cpu:.1f} | {ours_wall / exudyn_wall:.2f}, "
-              f"{ours_cpu / exudyn_cpu:.2f} |")
-        print(f"| Exudyn | - | {exudyn_wall:.1f}, {exudyn_cpu:.1f} | {exudyn_wall:.1f}, {exudyn_cpu:.1f} | 1 |")
+        solver, rtol = chosen[min(chosen, key=lambda name: timings[name].best_cpu)]
+        sweep = sweep_against_exudyn(args, config, mechanism, solver, rtol, exudyn_choice, (build_wall, build_cpu))
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(dict(arguments=vars(args), beta=beta, reference_peak=peak(reference), attempts=attempts,
