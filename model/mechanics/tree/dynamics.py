@@ -51,7 +51,8 @@ from ..linalg import schur_solve, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics, tree_motion
-from .columns import Columns, block_diagonal_solve, coupled_block, jacobian_times, jacobian_transpose_times, tree_columns
+from .columns import (Columns, block_diagonal_solve, coupled_block, jacobian_times, jacobian_transpose_times,
+                      tree_columns)
 from .topology import PLANAR_SIZES, Topology
 
 
@@ -113,15 +114,17 @@ def joint_jacobians(mechanism: Mechanism, topology: Topology, z, p):
 
 
 def _product(matrix, values):
+    """``matrix @ values``: the planar tree's products with ``J_c`` (dense, as ``H``'s)."""
     return matrix @ values
 
 
 def _transpose_product(matrix, values):
+    """``matrix^T @ values``."""
     return matrix.T @ values
 
 
 def inertia_solve(mechanism: Mechanism, columns: Columns, coupled_jacobian: Float[Array, "rows m"],
-                         rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+                  rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
     """``H^-1 rhs`` with ``H = J^T M J`` block diagonal (:func:`~.columns.block_diagonal_solve`;
     Golub & Van Loan 2013, §4.2): the coupled block ``J_c^T M_c J_c`` (kg, kg m, kg m^2 by
     coordinate) factorised by :func:`~model.mechanics.linalg.spd_solve`, each childless
@@ -132,7 +135,7 @@ def inertia_solve(mechanism: Mechanism, columns: Columns, coupled_jacobian: Floa
     inertia = coupled_jacobian.T @ (coupled_jacobian * coupled_mass[:, None])
     free_mass = mass[columns.free_rows]
     return block_diagonal_solve(columns, inertia,
-                         lambda free: free / free_mass.reshape((-1,) + (1,) * (free.ndim - 1)), rhs)
+                                lambda free: free / free_mass.reshape((-1,) + (1,) * (free.ndim - 1)), rhs)
 
 
 def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]) -> Float[Array, " m"]:

@@ -1,8 +1,9 @@
 """Flexible bodies on the joint-coordinate engine: a body's segments are bodies of the tree
 (the one an ideal joint places hangs on it, the others get free joints), its beam elements
 force elements. A Flores slider-crank whose conrod has five beam elements (17 coordinates, 15
-of them the free segments', whose blocks of H are divided out), at one deformed, moving state, against the absolute engine (one compiled program); the traced
-field the same size with twenty elements. Whole runs:
+of them the free segments', whose blocks of H are divided out), at one deformed, moving
+state, against the absolute engine (one compiled program); the traced field the same size
+with twenty elements. Whole runs:
 ``test_flexible_simulation.py`` (``validation``)."""
 
 import jax
