@@ -4,9 +4,7 @@
   unrolled into scalar operations (optionally skipping structural zeros), with the tangent
   of the solve written out;
 - :func:`inverse_3x3`: 3 x 3 inverses by the adjugate;
-- :func:`schur_solve`: a saddle-point system by the Schur complement of its few rows;
-- :func:`diagonal_and_dense_solve`: ``(J^T W)^-1 rhs`` where the matrix is diagonal on many
-  indices and dense on the others.
+- :func:`schur_solve`: a saddle-point system by the Schur complement of its few rows.
 """
 
 import functools
@@ -14,7 +12,6 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
 # Above this size the unrolled factorisation costs more to compile than LAPACK costs to run.
@@ -117,21 +114,3 @@ def schur_solve(solve: Callable, rhs: Float[Array, " n"], coupling: Float[Array,
     unconstrained, spread = solved[:, 0], solved[:, 1:]
     multipliers = spd_solve(coupling @ spread, coupling @ unconstrained - gamma)
     return unconstrained - spread @ multipliers, multipliers
-
-
-def diagonal_and_dense_solve(jacobian: Float[Array, "rows n"], weighted: Float[Array, "rows n"],
-                              diagonal: tuple[int, ...], rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = jacobian^T weighted`` symmetric positive definite, where each
-    index of ``diagonal`` (static) has only its diagonal entry in its row and column of ``H``
-    and the remaining indices form one dense block: those are divided by their entry, the
-    dense block solved by :func:`spd_solve`, and only the entries of ``H`` these need are
-    formed, so the factorised system is the dense block's size however many diagonal
-    indices there are (Golub & Van Loan 2013, §4.2: a block-diagonal system is as many
-    independent systems)."""
-    picked = np.asarray(diagonal, dtype=int)
-    entries = jnp.sum(jacobian[:, picked] * weighted[:, picked], axis=0)
-    solution = jnp.zeros_like(rhs).at[picked].set(rhs[picked] / entries.reshape((-1,) + (1,) * (rhs.ndim - 1)))
-    dense = np.asarray([k for k in range(rhs.shape[0]) if k not in set(diagonal)], dtype=int)
-    if dense.size:
-        solution = solution.at[dense].set(spd_solve(jacobian[:, dense].T @ weighted[:, dense], rhs[dense]))
-    return solution

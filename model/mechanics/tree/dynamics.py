@@ -11,8 +11,13 @@ the joint-space inertia matrix of the tree (Featherstone 2008, §6.1-6.2; Jalon 
 1994, ch. 5, the velocity transformation), with ``M`` the bodies' diagonal mass matrix and
 ``Q`` the applied generalised forces of the absolute engine (gravity, torque drivers,
 clearance-joint contact, friction and oil film, point loads). ``q``, ``qd``, ``J`` and ``c``
-come from one recursion over the tree (:func:`~.kinematics.tree_motion`); ``H`` is factorised by the unrolled
-Cholesky of :func:`model.mechanics.linalg.spd_solve`, which vectorises across lanes.
+come from one recursion over the tree (:func:`~.kinematics.tree_motion`). ``H`` is block
+diagonal as in the spatial tree (:mod:`.columns`): each childless free joint (a flexible
+body's segment held by beam elements only, a rocker held by clearance joints only) moves
+its body alone, its columns of ``J`` identity rows (left out of the recursion), its block
+of ``H`` its body's ``diag(m, m, I)``, divided out directly; the coupled block
+``J_c^T M_c J_c`` is factorised by the unrolled Cholesky of
+:func:`model.mechanics.linalg.spd_solve`, which vectorises across lanes.
 
 A speed driver's torque is the generalised force its prescribed coordinate needs,
 ``tau = J_p^T (M qdd - Q + Phi_q^T lambda)`` (the ideal joints of the tree do no virtual
@@ -42,11 +47,13 @@ from jaxtyping import Array, Float
 from ...contact.memory import impact_memory_rate
 from ..constraints import joint_constraints
 from ..dynamics import State, mass_diagonal
-from ..linalg import UNROLLED_CHOLESKY_MAX, diagonal_and_dense_solve, schur_solve, spd_solve
+from ..linalg import schur_solve, spd_solve
 from ..forces import ContactState, contact_forces, gravity_and_torques, normal_accelerations, structural_and_load_forces
 from ..mechanism import Mechanism
 from .kinematics import forward_kinematics, tree_motion
-from .topology import Topology, diagonal_coordinates
+from .columns import (Columns, block_diagonal_solve, coupled_block, jacobian_times, jacobian_transpose_times,
+                      tree_columns)
+from .topology import PLANAR_SIZES, Topology
 
 
 class TreeState(NamedTuple):
@@ -91,32 +98,44 @@ def absolute_motion(mechanism: Mechanism, topology: Topology, state: TreeState, 
     return motion.x, motion.v, motion.convective
 
 
+def jacobian_columns(mechanism: Mechanism, topology: Topology) -> Columns:
+    """How the planar tree's ``J`` splits at its childless free joints (:mod:`.columns`)."""
+    return tree_columns(topology, mechanism.num_bodies, PLANAR_SIZES)
+
+
 def joint_jacobians(mechanism: Mechanism, topology: Topology, z, p):
-    """``(J, J_p)``: the absolute coordinates' derivatives with respect to ``z`` and ``p``
-    (:func:`~.kinematics.tree_motion`; they do not depend on the velocities)."""
-    motion = tree_motion(mechanism, topology, z, jnp.zeros_like(z), p, jnp.zeros_like(p))
-    return motion.jacobian, motion.driver_jacobian
+    """``(J_c, J_p)``: the coupled block of the absolute coordinates' derivatives with
+    respect to ``z`` (:func:`~.columns.coupled_block`) and their derivatives with respect to
+    ``p`` (:func:`~.kinematics.tree_motion`; they do not depend on the velocities)."""
+    columns = jacobian_columns(mechanism, topology)
+    motion = tree_motion(mechanism, topology, z, jnp.zeros_like(z), p, jnp.zeros_like(p),
+                         carried=tuple(columns.coupled.tolist()))
+    return coupled_block(columns, motion.jacobian), motion.driver_jacobian
 
 
-def joint_inertia(mechanism: Mechanism, jacobian: Float[Array, "coords n"]) -> Float[Array, "n n"]:
-    """``H = J^T M J`` (kg, kg m, kg m^2 by coordinate)."""
-    return jacobian.T @ (jacobian * mass_diagonal(mechanism)[:, None])
+def _product(matrix, values):
+    """``matrix @ values``: the planar tree's products with ``J_c`` (dense, as ``H``'s)."""
+    return matrix @ values
 
 
-def inertia_solve(mechanism: Mechanism, topology: Topology, jacobian: Float[Array, "coords n"],
+def _transpose_product(matrix, values):
+    """``matrix^T @ values``."""
+    return matrix.T @ values
+
+
+def inertia_solve(mechanism: Mechanism, columns: Columns, coupled_jacobian: Float[Array, "rows m"],
                   rhs: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    """``H^-1 rhs`` with ``H = J^T M J``: the unrolled Cholesky of
-    :func:`~model.mechanics.linalg.spd_solve` up to its size ``UNROLLED_CHOLESKY_MAX``.
-    Above it (a flexible body's segments), the coordinates of childless free joints
-    (:func:`~.topology.diagonal_coordinates`) have only their diagonal entry in ``H``, so
-    they are divided by it and the others solved on their block alone
-    (:func:`~model.mechanics.linalg.diagonal_and_dense_solve`): the factorised system stays
-    the size of the mechanism's rigid part."""
-    weighted = jacobian * mass_diagonal(mechanism)[:, None]
-    diagonal = diagonal_coordinates(topology)
-    if not diagonal or topology.size <= UNROLLED_CHOLESKY_MAX:
-        return spd_solve(jacobian.T @ weighted, rhs)
-    return diagonal_and_dense_solve(jacobian, weighted, diagonal, rhs)
+    """``H^-1 rhs`` with ``H = J^T M J`` block diagonal (:func:`~.columns.block_diagonal_solve`;
+    Golub & Van Loan 2013, §4.2): the coupled block ``J_c^T M_c J_c`` (kg, kg m, kg m^2 by
+    coordinate) factorised by :func:`~model.mechanics.linalg.spd_solve`, each childless
+    free joint's ``diag(m, m, I)`` divided out, so the factorised system is the size of the
+    mechanism's coupled part whatever the number of a flexible body's segments."""
+    mass = mass_diagonal(mechanism)
+    coupled_mass = mass if not columns.free.size else mass[columns.coupled_rows]
+    inertia = coupled_jacobian.T @ (coupled_jacobian * coupled_mass[:, None])
+    free_mass = mass[columns.free_rows]
+    return block_diagonal_solve(columns, inertia,
+                                lambda free: free / free_mass.reshape((-1,) + (1,) * (free.ndim - 1)), rhs)
 
 
 def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " coords"]) -> Float[Array, " m"]:
@@ -124,8 +143,8 @@ def cut_constraints(mechanism: Mechanism, topology: Topology, q: Float[Array, " 
     return joint_constraints(mechanism, q, topology.cuts)
 
 
-def _cut_rows(mechanism: Mechanism, topology: Topology, q, qd, convective, jacobian):
-    """``(Phi_q, G = Phi_q J, gamma)`` of the cut joints (module docstring)."""
+def _cut_rows(mechanism: Mechanism, topology: Topology, q, qd, convective):
+    """``(Phi_q, gamma)`` of the cut joints (module docstring)."""
     rows = lambda q_: cut_constraints(mechanism, topology, q_)  # noqa: E731
     rate_along = lambda q_: jax.jvp(rows, (q_,), (qd,))[1]  # noqa: E731
     phi, rate = jax.jvp(rows, (q,), (qd,))
@@ -133,28 +152,32 @@ def _cut_rows(mechanism: Mechanism, topology: Topology, q, qd, convective, jacob
     cut_jacobian = jax.jacfwd(rows)(q)
     alpha, beta = mechanism.baumgarte_alpha, mechanism.baumgarte_beta
     gamma = -(cut_jacobian @ convective + curvature) - 2.0 * alpha * rate - beta**2 * phi
-    return cut_jacobian, cut_jacobian @ jacobian, gamma
+    return cut_jacobian, gamma
 
 
 def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> TreeEvaluation:
     """Joint accelerations, absolute kinematics, contact state, driver torques and the
     cut joints' multipliers."""
+    columns = jacobian_columns(mechanism, topology)
     q, qd, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
-                                                               state.prescribed, prescribed_rates(mechanism, topology))
+                                                               state.prescribed, prescribed_rates(mechanism, topology),
+                                                               carried=tuple(columns.coupled.tolist()))
     generalised_contact, contact = contact_forces(mechanism, q, qd, state.impact_memory)
     applied = gravity_and_torques(mechanism, q) + generalised_contact + structural_and_load_forces(mechanism, q, qd)
     mass = mass_diagonal(mechanism)
     multipliers, reaction = jnp.zeros((0,), q.dtype), None
     if topology.size:
-        rhs = jacobian.T @ (applied - mass * convective)
+        jacobian = coupled_block(columns, jacobian)
+        rhs = jacobian_transpose_times(columns, jacobian, applied - mass * convective, _transpose_product)
+        solve = lambda b: inertia_solve(mechanism, columns, jacobian, b)  # noqa: E731
         if topology.cuts:
-            cut_jacobian, coupling, gamma = _cut_rows(mechanism, topology, q, qd, convective, jacobian)
-            zdd, multipliers = schur_solve(lambda b: inertia_solve(mechanism, topology, jacobian, b), rhs, coupling,
-                                           gamma)
+            cut_jacobian, gamma = _cut_rows(mechanism, topology, q, qd, convective)
+            coupling = jacobian_transpose_times(columns, jacobian, cut_jacobian.T, _transpose_product).T  # Phi_q J
+            zdd, multipliers = schur_solve(solve, rhs, coupling, gamma)
             reaction = cut_jacobian.T @ multipliers
         else:
-            zdd = inertia_solve(mechanism, topology, jacobian, rhs)
-        qdd = jacobian @ zdd + convective
+            zdd = solve(rhs)
+        qdd = jacobian_times(columns, jacobian, zdd, _product) + convective
     else:
         zdd, qdd = jnp.zeros((0,), q.dtype), convective
     joint_forces = mass * qdd - applied
@@ -182,7 +205,7 @@ def project_state(mechanism: Mechanism, topology: Topology, state: TreeState, it
 
     jacobian, _ = joint_jacobians(mechanism, topology, state.z, p)
     coupling = jax.jacfwd(rows)(state.z, p)
-    spread = inertia_solve(mechanism, topology, jacobian, coupling.T)
+    spread = inertia_solve(mechanism, jacobian_columns(mechanism, topology), jacobian, coupling.T)
 
     def correction(residual):
         return -spread @ spd_solve(coupling @ spread, residual)

@@ -113,7 +113,7 @@ def _arm(angle, omega, alpha, jacobian_angle, local, slide):
 
 def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"], zd: Float[Array, " n"],
                 p: Float[Array, " drivers"], pd: Float[Array, " drivers"], zdd: Float[Array, " n"] | None = None,
-                order: int = 2) -> TreeMotion:
+                order: int = 2, carried: tuple[int, ...] | None = None) -> TreeMotion:
     """The bodies' absolute coordinates ``q`` (m, rad), velocities ``qd``, the Jacobians
     ``J = dq/dz`` and ``J_p = dq/dp`` and the accelerations at zero joint acceleration
     ``c`` (``qdd = J zdd + c``), by one recursion over the tree (Featherstone 2008, §4.4,
@@ -126,7 +126,9 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
     :func:`forward_kinematics`.
 
     ``zdd`` (None: zero) makes ``convective`` the whole acceleration ``J zdd + c``;
-    ``order`` 0 or 1 leaves the Jacobians zero. Returned as
+    ``order`` 0 or 1 leaves the Jacobians zero. ``carried`` (static, None: all) are the
+    coordinates whose columns ``J`` has, in that order (:func:`~.columns.tree_columns`
+    leaves out the childless free joints', whose rows of ``J`` are then zero). Returned as
     :class:`~.spatial_kinematics.TreeMotion` with ``x = q``, ``v = qd``."""
     dtype = jnp.result_type(z, zd, p, mechanism.masses)
     size, width = z.shape[0], z.shape[0] + p.shape[0]
@@ -135,10 +137,12 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
     decoupled = {joint.body: joint.coordinate for joint in decoupled_joints(topology)}
     zero2, zero = jnp.zeros(2, dtype), jnp.zeros((), dtype)
     jacobians = order == 2
-    units = np.eye(width)  # the velocities' unit rows: constants, no scatter in the program
+    carried = tuple(range(size)) if carried is None else carried
+    # the velocities' unit rows on the carried columns and p's: constants, no scatter in the program
+    units = np.eye(width)[:, list(carried) + list(range(size, width))]
     none_or = lambda shape: jnp.zeros(shape, dtype) if jacobians else None  # noqa: E731
-    # (r, theta, v, omega, a, alpha, J_r (2 x width), J_theta (width))
-    bodies = {GROUND: (zero2, zero, zero2, zero, zero2, zero, none_or((2, width)), none_or((width,)))}
+    # (r, theta, v, omega, a, alpha, J_r (2 x columns), J_theta (columns))
+    bodies = {GROUND: (zero2, zero, zero2, zero, zero2, zero, none_or((2, units.shape[1])), none_or((units.shape[1],)))}
     for joint in topology.joints:
         if joint.body in decoupled:
             continue
@@ -192,9 +196,10 @@ def tree_motion(mechanism: Mechanism, topology: Topology, z: Float[Array, " n"],
     if jacobians:
         full = _assemble(mechanism.num_bodies, decoupled, lambda b: jnp.concatenate([bodies[b][6], bodies[b][7][None]]),
                          lambda c, n: jnp.asarray(units[c : c + n], dtype))
-        jacobian, driver_jacobian = full[:, :size], full[:, size:]
+        jacobian, driver_jacobian = full[:, : len(carried)], full[:, len(carried) :]
     else:
-        jacobian, driver_jacobian = jnp.zeros((q.shape[0], size), dtype), jnp.zeros((q.shape[0], width - size), dtype)
+        jacobian = jnp.zeros((q.shape[0], len(carried)), dtype)
+        driver_jacobian = jnp.zeros((q.shape[0], width - size), dtype)
     return TreeMotion(q, qd, jacobian, driver_jacobian, convective)
 
 

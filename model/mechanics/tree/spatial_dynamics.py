@@ -41,7 +41,6 @@ import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact.memory import impact_memory_rate
@@ -50,9 +49,11 @@ from ..linalg import schur_solve, spd_solve
 from ..spatial.dynamics import SpatialState, body_forces, world_inertias, world_inverse_inertias
 from ..spatial.constraints import constraint_jacobian, constraint_jets
 from ..spatial.joints import GROUND
+from .columns import (Columns, block_diagonal_solve, coupled_block, jacobian_times, jacobian_transpose_times,
+                      tree_columns)
 from .dynamics import TreeState, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
-from .topology import SPATIAL_SIZES, Topology, coupled_rates, decoupled_joints
+from .topology import SPATIAL_SIZES, Topology
 
 if TYPE_CHECKING:
     from ..spatial.mechanism import SpatialMechanism
@@ -110,80 +111,34 @@ def _cut_rows(mechanism: SpatialMechanism, topology: Topology, x, v, convective)
     return cut_jacobian, gamma
 
 
-class _Columns(NamedTuple):
-    """How ``J`` splits (static): the childless free joints (:func:`~.topology.decoupled_joints`)
-    each move their one body, their columns an identity block on its twist rows (the body's
-    twist is its velocity), and the other velocities (:func:`~.topology.coupled_rates`)
-    move the other bodies only, so ``J`` is the coupled block ``J_c`` (computed by the
-    recursion) and identity blocks, up to the order of rows and columns."""
-
-    coupled: np.ndarray  # the coupled velocities
-    coupled_bodies: np.ndarray  # the bodies they move
-    coupled_rows: np.ndarray  # those bodies' twist rows
-    free: np.ndarray  # the free joints' velocities
-    free_bodies: np.ndarray  # the free joints' bodies
-    free_rows: np.ndarray  # those bodies' twist rows
-    velocities: np.ndarray  # [coupled, free] back in the order of the velocities
-    rows: np.ndarray  # [coupled_rows, free_rows] back in the order of the twist rows
-
-
-def _columns(topology: Topology, num_bodies: int) -> _Columns:
-    """:class:`_Columns` of the tree ``topology`` of ``num_bodies`` bodies."""
-    joints = decoupled_joints(topology)
-    index = lambda values: np.asarray(values, dtype=int)  # noqa: E731
-    twist_rows = lambda bodies: (6 * bodies[:, None] + np.arange(6)).reshape(-1)  # noqa: E731
-    free_bodies = index([joint.body for joint in joints])
-    coupled_bodies = index([b for b in range(num_bodies) if b not in set(free_bodies.tolist())])
-    coupled, free = index(coupled_rates(topology, SPATIAL_SIZES)), index([j.rate + k for j in joints for k in range(6)])
-    coupled_rows, free_rows = twist_rows(coupled_bodies), twist_rows(free_bodies)
-    return _Columns(coupled, coupled_bodies, coupled_rows, free, free_bodies, free_rows,
-                    np.argsort(np.concatenate([coupled, free])), np.argsort(np.concatenate([coupled_rows, free_rows])))
-
-
-def _split(columns: _Columns, values, per: int):
-    """``values`` (rows first) as ``(coupled part, free part)``: ``per`` 1 for velocities, 6 for twists."""
-    if per == 1:
-        return values[columns.coupled], values[columns.free]
-    return values[columns.coupled_rows], values[columns.free_rows]
-
-
-def _jacobian_times(columns: _Columns, coupled_jacobian, rates):
-    """``J rates`` (``rates``: velocities x ...), ``coupled_jacobian`` the coupled block
-    ``J_c`` (the coupled bodies' rows, the coupled velocities' columns)."""
-    if not columns.free.size:
-        return _times(coupled_jacobian, rates)
-    coupled, free = _split(columns, rates, 1)
-    return jnp.concatenate([_times(coupled_jacobian, coupled), free])[columns.rows]
-
-
-def _jacobian_transpose_times(columns: _Columns, coupled_jacobian, twists):
-    """``J^T twists`` (``twists``: 6 bodies x ...)."""
-    if not columns.free.size:
-        return _transpose_times(coupled_jacobian, twists)
-    coupled, free = _split(columns, twists, 6)
-    return jnp.concatenate([_transpose_times(coupled_jacobian, coupled), free])[columns.velocities]
-
-
-def _inertia_solve(mechanism: SpatialMechanism, columns: _Columns, x, coupled_inertia, rhs):
-    """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J`` block diagonal: the coupled
-    block ``coupled_inertia`` (:func:`composite_inertia`) by
-    :func:`~model.mechanics.linalg.spd_solve`, and each childless free joint's block, its
-    body's ``diag(m I_3, R J R^T)`` (Golub & Van Loan 2013, §4.2: a block-diagonal system
-    is as many independent ones), inverted as ``1/m`` and ``R J^-1 R^T``: the factorised
-    system is the size of the coupled velocities."""
-    if not columns.free.size:
-        return spd_solve(coupled_inertia, rhs)
-    coupled, free = _split(columns, rhs, 1)
-    trailing = rhs.shape[1:]
-    if columns.coupled.size:
-        coupled = spd_solve(coupled_inertia, coupled)
+def _free_solve(mechanism: SpatialMechanism, columns: Columns, x, free):
+    """The childless free joints' part of ``H^-1 rhs`` (``free``: their velocities x ...):
+    each body's block ``diag(m I_3, R J R^T)`` inverted as ``1/m`` and ``R J^-1 R^T``."""
+    trailing = free.shape[1:]
     blocks = free.reshape((-1, 2, 3) + trailing)
     masses = mechanism.masses[columns.free_bodies].reshape((-1, 1) + (1,) * len(trailing))
     inverse = world_inverse_inertias(mechanism, x)[columns.free_bodies]
     angular = dot(inverse, blocks[:, 1, None, :]) if not trailing else jnp.sum(
         inverse[..., None] * blocks[:, 1, None, :, :], axis=2)
-    free = jnp.stack([blocks[:, 0] / masses, angular], axis=1)
-    return jnp.concatenate([coupled, free.reshape((-1,) + trailing)])[columns.velocities]
+    return jnp.stack([blocks[:, 0] / masses, angular], axis=1).reshape((-1,) + trailing)
+
+
+def _inertia_solve(mechanism: SpatialMechanism, columns: Columns, x, coupled_inertia, rhs):
+    """``H^-1 rhs`` (``rhs``: velocities x ...), ``H = J^T M J`` block diagonal
+    (:func:`~.columns.block_diagonal_solve`): the coupled block ``coupled_inertia``
+    (:func:`composite_inertia`) factorised, each childless free joint's block inverted
+    directly (:func:`_free_solve`)."""
+    return block_diagonal_solve(columns, coupled_inertia, lambda free: _free_solve(mechanism, columns, x, free), rhs)
+
+
+def _jacobian_times(columns: Columns, coupled_jacobian, rates):
+    """``J rates`` (``rates``: velocities x ...) as :func:`_times` products."""
+    return jacobian_times(columns, coupled_jacobian, rates, _times)
+
+
+def _jacobian_transpose_times(columns: Columns, coupled_jacobian, twists):
+    """``J^T twists`` (``twists``: 6 bodies x ...) as :func:`_transpose_times` products."""
+    return jacobian_transpose_times(columns, coupled_jacobian, twists, _transpose_times)
 
 
 class _Composite(NamedTuple):
@@ -197,7 +152,7 @@ class _Composite(NamedTuple):
     parents: tuple[int, ...]
 
 
-def _composite(topology: Topology, columns: _Columns) -> _Composite:
+def _composite(topology: Topology, columns: Columns) -> _Composite:
     """:class:`_Composite` of ``topology`` split as ``columns``."""
     bodies = columns.coupled_bodies.tolist()
     place = {body: k for k, body in enumerate(bodies)}
@@ -235,7 +190,7 @@ def composite_inertia(mechanism: SpatialMechanism, topology: Topology, x, couple
     composite inertia of ``k``'s subtree applied, and zero for joints on separate branches.
     Each body's rows enter only the columns of the joints above it (the tree's sparsity),
     and the lower half of ``H_c`` is the transpose of the upper."""
-    columns = _columns(topology, mechanism.num_bodies)
+    columns = tree_columns(topology, mechanism.num_bodies, SPATIAL_SIZES)
     plan = _composite(topology, columns)
     bodies = columns.coupled_bodies
     masses, inertias = mechanism.masses[bodies], inertias[bodies]
@@ -273,26 +228,20 @@ def composite_inertia(mechanism: SpatialMechanism, topology: Topology, x, couple
     return jnp.concatenate(rows)
 
 
-def _coupled_block(columns: _Columns, jacobian):
-    """``J_c``: the coupled block of the recursion's ``jacobian`` (whose columns are the
-    coupled velocities), the coupled bodies' rows."""
-    return jacobian if not columns.free.size else _split(columns, jacobian, 6)[0]
-
-
 def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) -> SpatialTreeEvaluation:
     """Joint accelerations, absolute kinematics, contact state, driver torques and the cut
-    joints' multipliers. ``J`` is carried as its coupled columns only (:class:`_Columns`), so
+    joints' multipliers. ``J`` is carried as its coupled columns only (:class:`~.columns.Columns`), so
     the free segments of a flexible body add nothing to the recursion nor to a forward-mode
     derivative of the field."""
     pd = prescribed_rates(mechanism, topology)
-    columns = _columns(topology, mechanism.num_bodies)
+    columns = tree_columns(topology, mechanism.num_bodies, SPATIAL_SIZES)
     x, v, jacobian, driver_jacobian, convective = tree_motion(mechanism, topology, state.z, state.zd,
                                                               state.prescribed, pd, carried=tuple(columns.coupled.tolist()))
     applied, contact = body_forces(mechanism, x, v, state.impact_memory)
     inertias = world_inertias(mechanism, x)
     multipliers, reaction = jnp.zeros((0,), x.dtype), None
     if topology.rate_size:
-        jacobian = _coupled_block(columns, jacobian)
+        jacobian = coupled_block(columns, jacobian)
         inertia = composite_inertia(mechanism, topology, x, jacobian, inertias) if columns.coupled.size else None
         solve = lambda b: _inertia_solve(mechanism, columns, x, inertia, b)  # noqa: E731
         rhs = _jacobian_transpose_times(columns, jacobian,
@@ -329,10 +278,10 @@ def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeSt
         return state
     cut = cut_view(mechanism, topology)
     pd = prescribed_rates(mechanism, topology)
-    columns = _columns(topology, mechanism.num_bodies)
+    columns = tree_columns(topology, mechanism.num_bodies, SPATIAL_SIZES)
     motion = tree_motion(mechanism, topology, state.z, state.zd, state.prescribed, pd,
                          carried=tuple(columns.coupled.tolist()))
-    jacobian = _coupled_block(columns, motion.jacobian)
+    jacobian = coupled_block(columns, motion.jacobian)
     inertia = (composite_inertia(mechanism, topology, motion.x, jacobian, world_inertias(mechanism, motion.x))
                if columns.coupled.size else None)
     coupling = _jacobian_transpose_times(columns, jacobian, constraint_jacobian(cut, motion.x, 0.0).T).T

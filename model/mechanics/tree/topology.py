@@ -73,16 +73,6 @@ SPATIAL_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "cylindrical": (2, 2),
                  "fixed": (0, 0), "axial": (6, 5), "free": (7, 6)}
 
 
-def diagonal_coordinates(topology: Topology) -> tuple[int, ...]:
-    """The coordinates of a planar tree's free joints whose body has no children
-    (:func:`decoupled_joints`: a flexible body's segments held by beam elements only, a
-    rocker held by clearance joints only): each moves one absolute coordinate of one body
-    and nothing else, so its row and column of ``H = J^T M J`` hold only the diagonal entry
-    (the body's mass or inertia). The spatial tree leaves such joints out of ``J``
-    altogether (:func:`coupled_rates`)."""
-    return tuple(joint.coordinate + k for joint in decoupled_joints(topology) for k in range(3))
-
-
 def decoupled_joints(topology: Topology) -> tuple[TreeJoint, ...]:
     """The free joints whose body has no children: each moves its one body in the ground
     frame, its velocities the body's own."""

@@ -11,7 +11,9 @@ import pytest
 import model
 from model.mechanics import GROUND, Mechanism, RevoluteJoint, State
 from model.mechanics.tree import tree_mechanism
-from model.mechanics.tree.dynamics import evaluate
+from model.mechanics.dynamics import mass_diagonal
+from model.mechanics.tree.dynamics import evaluate, inertia_solve, jacobian_columns, joint_jacobians
+from model.mechanics.tree.kinematics import joint_coordinates, tree_motion
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS
@@ -105,3 +107,23 @@ def test_projection_is_the_identity_and_the_state_round_trips():
     np.testing.assert_allclose(absolute.q, start.q, rtol=0, atol=1e-15)
     np.testing.assert_allclose(absolute.qd, start.qd, rtol=0, atol=1e-12)
     assert isinstance(absolute, State)
+
+
+def test_a_childless_free_joint_is_divided_out_of_the_inertia_solve():
+    """The four-bar's rocker, held by its two clearance joints only, is on a free joint with
+    no children: its three columns of ``J`` are not carried, its block ``diag(m, m, I)`` of
+    ``H`` is divided out and only the crank-coupler block factorised; ``H^-1`` of two
+    columns equals LAPACK's solve of the whole ``H = J^T M J``."""
+    tree = build_mechanism(load_mechanism(CONFIGS / "fourbar_two_clearances.toml"), "joint")
+    columns = jacobian_columns(tree.absolute, tree.topology)
+    assert (columns.free.size, columns.coupled.size, tree.topology.size) == (3, 1, 4)
+    z, p = joint_coordinates(tree.absolute, tree.topology, tree.absolute.initial_positions)
+    z = z + 0.1 * jnp.sin(1.0 + jnp.arange(z.shape[0]))
+    coupled, _ = joint_jacobians(tree.absolute, tree.topology, z, p)
+    whole = tree_motion(tree.absolute, tree.topology, z, jnp.zeros_like(z), p, jnp.zeros_like(p)).jacobian
+    np.testing.assert_array_equal(coupled, whole[columns.coupled_rows][:, columns.coupled])
+    np.testing.assert_array_equal(whole[columns.free_rows][:, columns.free], np.eye(3))
+    rhs = jnp.stack([jnp.cos(jnp.arange(4.0)), jnp.sin(2.0 + jnp.arange(4.0))], axis=1)
+    inertia = whole.T @ (whole * mass_diagonal(tree.absolute)[:, None])
+    np.testing.assert_allclose(inertia_solve(tree.absolute, columns, coupled, rhs), jnp.linalg.solve(inertia, rhs),
+                               rtol=1e-13)

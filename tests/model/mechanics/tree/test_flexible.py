@@ -1,9 +1,9 @@
 """Flexible bodies on the joint-coordinate engine: a body's segments are bodies of the tree
 (the one an ideal joint places hangs on it, the others get free joints), its beam elements
-force elements. A Flores slider-crank whose conrod has five beam elements (17 coordinates: above
-the unrolled Cholesky's size, so the free segments' diagonal entries are divided out), at
-one deformed, moving state, against the absolute engine (one compiled program); the traced
-field the same size with twenty elements. Whole runs:
+force elements. A Flores slider-crank whose conrod has five beam elements (17 coordinates, 15
+of them the free segments', whose blocks of H are divided out), at one deformed, moving
+state, against the absolute engine (one compiled program); the traced field the same size
+with twenty elements. Whole runs:
 ``test_flexible_simulation.py`` (``validation``)."""
 
 import jax
@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import model
-from model.mechanics.linalg import UNROLLED_CHOLESKY_MAX, spd_solve
-from model.mechanics.tree.dynamics import TreeState, evaluate, inertia_solve, joint_inertia, joint_jacobians
-from model.mechanics.tree.kinematics import joint_coordinates
-from model.mechanics.tree.topology import diagonal_coordinates
+from model.mechanics.dynamics import mass_diagonal
+from model.mechanics.tree.dynamics import TreeState, evaluate, inertia_solve, jacobian_columns, joint_jacobians
+from model.mechanics.tree.kinematics import joint_coordinates, tree_motion
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS, write_variant
@@ -33,13 +32,16 @@ def tree(tmp_path_factory):
 
 def test_segments_not_placed_by_an_ideal_joint_get_free_joints(tree):
     """Five elements, six segments: the first on the crank pin, five free (fifteen
-    coordinates, each with only its diagonal entry in H); the slider on its guide."""
+    coordinates, each with only its block diag(m, m, I) in H, their columns not carried in
+    J); the slider on its guide."""
     topology = tree.topology
     segments = tree.beam_chains[0].segments
     kinds = {joint.body: joint.kind for joint in topology.joints}
     assert [kinds[body] for body in segments] == ["revolute"] + ["free"] * 5
-    assert len(diagonal_coordinates(topology)) == 15
-    assert topology.size == 15 + 2 > UNROLLED_CHOLESKY_MAX and topology.cuts == ()
+    columns = jacobian_columns(tree.absolute, topology)
+    assert (columns.free.size, columns.coupled.size) == (15, 2)
+    assert set(columns.free_bodies.tolist()) == set(segments[1:])
+    assert topology.size == 15 + 2 and topology.cuts == ()
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,7 @@ def values(tree):
     coordinate moved (bending and stretching the elements), moving with disturbed rates
     and the crank's speed; the joint engine's evaluation there, the absolute engine's at
     the same absolute state (at the time its driver row holds), and H^-1 of a vector by
-    the structured solve and by a dense LAPACK solve of H (two columns)."""
+    the block-diagonal solve and by a LAPACK solve of the whole H = J^T M J (two columns)."""
 
     @jax.jit
     def evaluations(tree):
@@ -58,10 +60,12 @@ def values(tree):
         state = TreeState(z + 2e-5 * wiggle, 0.05 * wiggle, jnp.zeros(len(tree.clearance_joints)), zero, p)
         absolute = tree.absolute_state(tree.flatten(state))
         t = (p[0] - tree.drivers[0].angle) / tree.drivers[0].speed
-        jacobian, _ = joint_jacobians(tree.absolute, tree.topology, state.z, state.prescribed)
+        coupled, _ = joint_jacobians(tree.absolute, tree.topology, state.z, state.prescribed)
+        whole = tree_motion(tree.absolute, tree.topology, state.z, state.zd, p, jnp.zeros_like(p)).jacobian
         columns = jnp.stack([wiggle, jnp.cos(wiggle)], axis=1)  # as H^-1 [rhs, G^T] of cut joints
-        solves = (inertia_solve(tree.absolute, tree.topology, jacobian, columns),
-                  spd_solve(joint_inertia(tree.absolute, jacobian), columns))
+        inertia = whole.T @ (whole * mass_diagonal(tree.absolute)[:, None])
+        solves = (inertia_solve(tree.absolute, jacobian_columns(tree.absolute, tree.topology), coupled, columns),
+                  jnp.linalg.solve(inertia, columns))
         return (evaluate(tree.absolute, tree.topology, state), model.evaluate(tree.absolute, t, absolute), solves,
                 model.mechanics.constraints(tree.absolute, absolute.q, t))
 
@@ -71,7 +75,7 @@ def values(tree):
 def test_a_deformed_flexible_rod_moves_as_on_the_absolute_engine(values):
     """Elastic, damping and inertial forces of the bent rod: every body's acceleration and
     the crank's driver torque equal the absolute engine's (multipliers on all coordinates,
-    an independent formulation); the structured solve of H equals the dense one."""
+    an independent formulation); the block-diagonal solve of H equals LAPACK's of the whole H."""
     _, (joint, absolute, (structured, dense), rows) = values
     assert float(jnp.max(jnp.abs(rows))) < 1e-15  # the ideal joints hold by construction
     scale = float(jnp.max(jnp.abs(absolute.acceleration)))

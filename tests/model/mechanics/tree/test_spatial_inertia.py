@@ -11,8 +11,10 @@ import pytest
 
 from model.mechanics.spatial.dynamics import world_inertias
 from model.mechanics.tree import tree_mechanism
-from model.mechanics.tree.spatial_dynamics import _columns, _coupled_block, _mass_apply, composite_inertia
+from model.mechanics.tree.columns import coupled_block, tree_columns
+from model.mechanics.tree.spatial_dynamics import _mass_apply, composite_inertia
 from model.mechanics.tree.spatial_kinematics import joint_coordinates, tree_motion
+from model.mechanics.tree.topology import SPATIAL_SIZES
 from pipelines.build import build_mechanism
 from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS
@@ -38,10 +40,10 @@ def _state(tree, key):
 def _both(tree, z, zd, p):
     """``(H_c by the composite-rigid-body algorithm, J_c^T M_c J_c)``."""
     mechanism, topology = tree.absolute, tree.topology
-    columns = _columns(topology, mechanism.num_bodies)
+    columns = tree_columns(topology, mechanism.num_bodies, SPATIAL_SIZES)
     motion = tree_motion(mechanism, topology, z, zd, p, jnp.zeros_like(p), carried=tuple(columns.coupled.tolist()))
     inertias = world_inertias(mechanism, motion.x)
-    jacobian = _coupled_block(columns, motion.jacobian)
+    jacobian = coupled_block(columns, motion.jacobian)
     bodies = columns.coupled_bodies
     dense = jacobian.T @ _mass_apply(mechanism.masses[bodies], inertias[bodies], jacobian.T).T
     return composite_inertia(mechanism, topology, motion.x, jacobian, inertias), dense
