@@ -120,6 +120,7 @@ def _close(actual, expected, relative=1e-9):
 
 
 slow = [pytest.mark.slow]
+validation = [pytest.mark.validation]  # the costliest compiles (15-28 CPU s each)
 
 
 @pytest.mark.parametrize("name, twin", [
@@ -127,12 +128,11 @@ slow = [pytest.mark.slow]
     pytest.param("flores_slider_crank", True, marks=slow),  # the pin made ideal: a cut loop
     pytest.param("fourbar_two_clearances", False, marks=slow),  # the rocker on a free joint
     pytest.param("flores_flexible", False, marks=slow),
-    # the spatial slider-crank's bodies and pin are those of its twin below (23 CPU s)
-    pytest.param("flores_slider_crank_3d", False, marks=pytest.mark.validation),
-    pytest.param("flores_slider_crank_3d", True, marks=slow),  # cut, redundant rows removed
+    pytest.param("flores_slider_crank_3d", False, marks=validation),
+    pytest.param("flores_slider_crank_3d", True, marks=validation),  # cut, redundant rows removed
     pytest.param("double_link_clearance", False, marks=slow),  # axial holds only
     pytest.param("spherical_pendulum", False, marks=slow),  # no ideal joint
-    pytest.param("double_link_flexible", False, marks=slow),
+    pytest.param("double_link_flexible", False, marks=validation),
 ])
 def test_outputs_are_the_absolute_engines_at_random_states(name, twin):
     """Accelerations, the multipliers of every row (joints, drivers, axial holds), the

@@ -20,12 +20,15 @@ from pipelines.config import load_mechanism
 from tests.helpers import CONFIGS
 from tests.model.mechanics.tree.test_spatial import chain
 
-# every shipped spatial mechanism whose tree has coupled velocities (the spherical and
-# conical pendulums and the 3-D cantilever have only childless free joints: no H_c)
-# every shipped spatial config with coupled velocities, one per tree (double_link_clearance_friction
-# has double_link_clearance's)
-SPATIAL = ("flores_slider_crank_3d", "double_link_clearance", "double_link_ideal", "double_link_flexible",
-           "cylindrical_joint_loads")
+# every shipped spatial mechanism whose tree has coupled velocities, one per tree (the
+# spherical and conical pendulums and the 3-D cantilever have only childless free joints:
+# no H_c; double_link_clearance_friction has double_link_clearance's tree); the default run
+# takes two, a driven chain and the double link's axial joints, the rest are `validation`
+VALIDATION = [pytest.mark.validation]
+SPATIAL = ("flores_slider_crank_3d", "double_link_clearance",
+           pytest.param("double_link_ideal", marks=VALIDATION),
+           pytest.param("double_link_flexible", marks=VALIDATION),
+           pytest.param("cylindrical_joint_loads", marks=VALIDATION))
 
 
 def _state(tree, key):
@@ -68,7 +71,7 @@ def test_the_chain_of_every_joint_kind():
     _agree(crba, dense)
 
 
-@pytest.mark.slow  # 2-5 CPU s per tree, 20 in all (three compiles each)
+@pytest.mark.slow  # 2-5 CPU s per tree (three compiles each)
 @pytest.mark.parametrize("name", SPATIAL)
 def test_every_shipped_spatial_tree(name):
     """Each shipped spatial config's tree at a random state: ``H_c`` by the algorithm equals
