@@ -98,6 +98,15 @@ def absolute_motion(mechanism: Mechanism, topology: Topology, state: TreeState, 
     return motion.x, motion.v, motion.convective
 
 
+def driver_torques(mechanism, topology: Topology, driving: Float[Array, " prescribed"]) -> Float[Array, " drivers"]:
+    """Each driver's torque (N m), planar or spatial: a speed driver's the generalised force
+    ``driving`` along its prescribed coordinate (``J_p^T (M a - Q + Phi^T lambda)``, module
+    docstring), a torque driver's its configured torque."""
+    torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
+               for k, driver in enumerate(mechanism.drivers)]
+    return jnp.stack(torques) if torques else jnp.zeros((0,), driving.dtype)
+
+
 def jacobian_columns(mechanism: Mechanism, topology: Topology) -> Columns:
     """How the planar tree's ``J`` splits at its childless free joints (:mod:`.columns`)."""
     return tree_columns(topology, mechanism.num_bodies, PLANAR_SIZES)
@@ -183,10 +192,8 @@ def evaluate(mechanism: Mechanism, topology: Topology, state: TreeState) -> Tree
     joint_forces = mass * qdd - applied
     # the cut joints' reactions -Phi_q^T lambda act on the bodies like applied forces
     driving = driver_jacobian.T @ (joint_forces if reaction is None else joint_forces + reaction)
-    torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
-               for k, driver in enumerate(mechanism.drivers)]
-    driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), q.dtype)
-    return TreeEvaluation(zdd, q, qd, qdd, contact, driver_torques, multipliers, joint_forces)
+    return TreeEvaluation(zdd, q, qd, qdd, contact, driver_torques(mechanism, topology, driving), multipliers,
+                          joint_forces)
 
 
 def project_state(mechanism: Mechanism, topology: Topology, state: TreeState, iterations: int = 1) -> TreeState:

@@ -51,7 +51,7 @@ from ..spatial.constraints import constraint_jacobian, constraint_jets
 from ..spatial.joints import GROUND
 from .columns import (Columns, block_diagonal_solve, coupled_block, jacobian_times, jacobian_transpose_times,
                       tree_columns)
-from .dynamics import TreeState, prescribed_rates
+from .dynamics import TreeState, driver_torques, prescribed_rates
 from .spatial_kinematics import coordinate_rate, tree_motion
 from .topology import SPATIAL_SIZES, Topology
 
@@ -259,10 +259,8 @@ def evaluate(mechanism: SpatialMechanism, topology: Topology, state: TreeState) 
     joint_forces = _mass_apply(mechanism.masses, inertias, vdot) - applied
     # the cut joints' reactions -Phi_v^T lambda act on the bodies like applied forces
     driving = _transpose_times(driver_jacobian, joint_forces if reaction is None else joint_forces + reaction)
-    torques = [driving[topology.speed_drivers.index(k)] if driver.kind == "constant_speed" else driver.torque
-               for k, driver in enumerate(mechanism.drivers)]
-    driver_torques = jnp.stack(torques) if torques else jnp.zeros((0,), x.dtype)
-    return SpatialTreeEvaluation(zdd, x, v, vdot, contact, driver_torques, multipliers, joint_forces)
+    return SpatialTreeEvaluation(zdd, x, v, vdot, contact, driver_torques(mechanism, topology, driving), multipliers,
+                                 joint_forces)
 
 
 def project_state(mechanism: SpatialMechanism, topology: Topology, state: TreeState, iterations: int = 1
